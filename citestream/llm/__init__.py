@@ -1,0 +1,21 @@
+"""Generation backends behind one interface; ``backend_from_settings`` picks one by configuration."""
+
+from __future__ import annotations
+
+from ..config import Settings
+from .base import LLMBackend, LLMError, LLMReply, TransientLLMError
+from .extractive import ExtractiveBackend
+from .openai import OpenAIBackend
+
+
+def backend_from_settings(settings: Settings) -> LLMBackend:
+    if settings.llm_backend == "extractive":
+        return ExtractiveBackend()
+    if settings.llm_backend == "openai":
+        return OpenAIBackend(settings.openai_base_url, settings.openai_model, settings.openai_api_key,
+                             settings.llm_timeout_s)
+    raise ValueError(f"unknown llm_backend {settings.llm_backend!r}: choose extractive or openai")
+
+
+__all__ = ["ExtractiveBackend", "LLMBackend", "LLMError", "LLMReply", "OpenAIBackend", "TransientLLMError",
+           "backend_from_settings"]

@@ -1,0 +1,23 @@
+"""Pydantic v2 records: the only shapes that cross a topic. One module per contract."""
+
+from .answer import AnswerSentence, ValidatedAnswer
+from .assembly import AnswerBundle, PromptBuildResult, PromptRecord, RetrievalResult, SelectedEvidence
+from .common import REFUSAL_TEXT, SCHEMA_VERSION, Contract, Envelope, StageTiming
+from .compliance import BoundConstraint, ComplianceReportRecord, ComplianceRequest
+from .filtering import RelevantFactsRecord
+from .generation import GenerationRecord, LLMExecutionResult
+from .ingest import IngestRequest, IngestResult, InlineDocument
+from .ops import FALLBACK_ALERT_MESSAGE, DeadLetter, FallbackRateAlert
+from .question import QuestionEvent
+from .retrieval import Fact, FactsRecord, GroundingPack, RetrievalTrace
+from .verify import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult
+
+__all__ = [
+    "AnswerBundle", "AnswerSentence", "BoundConstraint", "ClaimVerdict", "ClaimVerifyRequest",
+    "ClaimVerifyResult", "ComplianceReportRecord", "ComplianceRequest", "Contract", "DeadLetter",
+    "Envelope", "FALLBACK_ALERT_MESSAGE", "Fact", "FactsRecord", "FallbackRateAlert", "GenerationRecord",
+    "GroundingPack", "IngestRequest", "IngestResult", "InlineDocument", "LLMExecutionResult",
+    "PromptBuildResult", "PromptRecord", "QuestionEvent", "REFUSAL_TEXT", "RelevantFactsRecord",
+    "RetrievalResult", "RetrievalTrace", "SCHEMA_VERSION", "SelectedEvidence", "StageTiming",
+    "ValidatedAnswer",
+]

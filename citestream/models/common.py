@@ -1,0 +1,53 @@
+"""The envelope every record on every topic shares."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+RequestId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:\-]+$")]
+Scope = Literal["MIXED", "FDA", "EMA", "ICH", "SOPS"]
+Authority = Literal["FDA", "EMA", "ICH", "SOPS", "MIXED"]
+
+SCHEMA_VERSION = "1"
+REFUSAL_TEXT = "Not found in provided PDFs"
+"""The user-facing refusal of qa-contract-v1 (the prompt's own lock lives in the prompt template)."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Contract(BaseModel):
+    """Strict base: unknown fields are a contract break, not something to ignore."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False, str_strip_whitespace=False)
+
+
+class StageTiming(Contract):
+    stage: str
+    started_at: datetime
+    elapsed_ms: float = Field(ge=0)
+
+
+class Envelope(Contract):
+    """Carried by every record: the Kafka key, the versions it was made under, and where it has been."""
+
+    request_id: RequestId
+    schema_version: str = SCHEMA_VERSION
+    policy_version: str
+    index_version: str | None = None
+    trace: list[StageTiming] = Field(default_factory=list)
+
+    def carry(self, **overrides) -> dict:
+        """Envelope fields to copy into the next stage's record."""
+        base = {
+            "request_id": self.request_id,
+            "policy_version": self.policy_version,
+            "index_version": self.index_version,
+            "trace": list(self.trace),
+        }
+        base.update(overrides)
+        return base

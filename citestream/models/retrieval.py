@@ -1,0 +1,65 @@
+"""`qa.facts`: Phase A output (facts only, never an answer) and the GroundingPack shape."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .common import Contract, Envelope, Scope
+
+
+class Fact(Contract):
+    """qa-contract-v1 Phase A ``Fact``, plus the document id the assembler needs as knowledge_id."""
+
+    quote: str
+    pdf: str = Field(min_length=1)
+    page: int = Field(ge=1)
+    chunk_id: str = Field(min_length=1)
+    score: float = Field(ge=0.0, le=1.0, description="Cosine similarity to the question")
+    doc_id: str = Field(min_length=1)
+    section: str | None = None
+    authority: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.pdf, self.page, self.chunk_id)
+
+
+class RetrievalTrace(Contract):
+    stages: list[str] = Field(default_factory=lambda: ["semantic"])
+    semantic_k: int | None = None
+    bm25_k: int | None = None
+    rerank_k: int | None = None
+    expansions: list[str] = Field(default_factory=list, description="Query variants that were searched")
+
+
+class FactsRecord(Envelope):
+    """Key: ``request_id``. Facts are ordered highest score first."""
+
+    question: str
+    scope: Scope
+    top_k: int
+    facts: list[Fact]
+    fallback_used: bool = False
+    retrieval_trace: RetrievalTrace
+
+
+class GroundingChunk(Contract):
+    chunk_id: str
+    doc_id: str
+    text: str
+    score: float = Field(ge=0.0, le=1.0)
+    metadata: dict[str, str | int | float | None] = Field(default_factory=dict)
+
+
+class Citation(Contract):
+    chunk_id: str
+    pdf: str
+    page: int = Field(ge=1)
+
+
+class GroundingPack(Contract):
+    """rag-loop-acceptance §1.2: chunks highest score first, one citation per chunk."""
+
+    chunks: list[GroundingChunk] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    retrieval_trace: RetrievalTrace = Field(default_factory=RetrievalTrace)

@@ -1,0 +1,68 @@
+"""The one versioned policy object: qa-contract-v1 retrieval values and R2_POLICY_V1 selection values.
+
+Defaults are the contracts' frozen values. Changing any value is a policy
+change: it must come with a new ``version`` and a before/after eval
+(qa-contract-v1 §4), which is why the object is frozen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+REFUSAL_TEXT = "Not found in provided PDFs"
+PROMPT_REFUSAL_LOCK = (
+    "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
+)
+
+
+@dataclass(frozen=True)
+class RetrievalPolicy:
+    top_k: int = 8
+    max_context_chunks: int = 6
+    min_similarity: float = 0.20
+    use_mmr: bool = True
+    mmr_lambda: float = 0.60
+    fallback_min_similarity: float = 0.18
+    fallback_only_if_empty: bool = True
+    hnsw_ef_search: int = 100
+
+
+@dataclass(frozen=True)
+class SelectionPolicy:
+    """answer-assembly-contract R2.2 'Selection Policy Snapshot Used'."""
+
+    policy_version: str = "R2_POLICY_V1"
+    max_chunks: int = 6
+    max_chunks_per_knowledge_id: int = 2
+    max_evidence_tokens: int = 2200
+    reserved_output_tokens: int = 800
+    max_total_prompt_tokens: int = 3500
+    max_chunk_token_ratio: float = 0.35
+    overlap_ratio_threshold: float = 0.80
+    ordering_mode: str = "rank_strict"
+    sanitization_mode: str = "safe_normalize_v1"
+    strict_no_evidence: bool = True
+    min_similarity: float = 0.18
+
+
+@dataclass(frozen=True)
+class Policy:
+    version: str = "qa-v1+R2_POLICY_V1"
+    retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
+    selection: SelectionPolicy = field(default_factory=SelectionPolicy)
+    refusal_text: str = REFUSAL_TEXT
+    prompt_refusal_lock: str = PROMPT_REFUSAL_LOCK
+
+    def thresholds(self) -> dict[str, float]:
+        return {
+            "min_similarity": self.retrieval.min_similarity,
+            "fallback_min_similarity": self.retrieval.fallback_min_similarity,
+            "selection_min_similarity": self.selection.min_similarity,
+            "overlap_ratio_threshold": self.selection.overlap_ratio_threshold,
+        }
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+DEFAULT_POLICY = Policy()

@@ -1,0 +1,142 @@
+"""Documents, chunks and the index version: writes (one transaction per document) and searches."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import Engine, delete, func, insert, select, text
+
+from .tables import chunks, documents, index_versions
+
+CHUNK_COLUMNS = ("chunk_id", "doc_id", "kind", "parent_id", "seq", "pdf", "page", "section", "authority",
+                 "text", "embedding")
+_COPY_TYPES = ["text", "text", "text", "text", "int4", "text", "int4", "text", "text", "text", "vector"]
+
+SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
+    "MIXED": None,  # every authority, including documents whose authority is unknown
+    "FDA": ("FDA",),
+    "EMA": ("EMA",),
+    "ICH": ("ICH",),
+    "SOPS": ("SOPS",),
+}
+
+
+@dataclass
+class ChunkRow:
+    chunk_id: str
+    kind: str
+    seq: int
+    page: int
+    text: str
+    section: str | None = None
+    parent_id: str | None = None
+    embedding: np.ndarray | None = None
+
+
+@dataclass
+class DocumentRow:
+    doc_id: str
+    pdf: str
+    content_sha256: str
+    pages: int
+    authority: str = "MIXED"
+    title: str = ""
+    source: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    chunk_id: str
+    doc_id: str
+    pdf: str
+    page: int
+    section: str | None
+    authority: str
+    text: str
+    score: float
+
+
+class ChunkStore:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    # --- writes -----------------------------------------------------------------------------------
+
+    def stored_sha256(self, doc_id: str) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(documents.c.content_sha256).where(documents.c.doc_id == doc_id)
+            ).scalar_one_or_none()
+
+    def replace_document(self, doc: DocumentRow, rows: Sequence[ChunkRow]) -> None:
+        """Replace a document and all its chunks atomically: readers see the old or the new, never a mix."""
+        with self.engine.begin() as conn:
+            conn.execute(delete(documents).where(documents.c.doc_id == doc.doc_id))  # cascades to chunks
+            conn.execute(insert(documents).values(
+                doc_id=doc.doc_id, pdf=doc.pdf, title=doc.title, source=doc.source, authority=doc.authority,
+                content_sha256=doc.content_sha256, pages=doc.pages, chunk_count=len(rows), metadata=doc.metadata,
+            ))
+            raw = conn.connection.driver_connection
+            with raw.cursor().copy(
+                f"COPY chunks ({', '.join(CHUNK_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(_COPY_TYPES)
+                for r in rows:
+                    copy.write_row((r.chunk_id, doc.doc_id, r.kind, r.parent_id, r.seq, doc.pdf, r.page, r.section,
+                                    doc.authority, r.text, r.embedding))
+            self._bump_index_version(conn)
+
+    def _bump_index_version(self, conn) -> None:
+        digest_rows = conn.execute(
+            select(documents.c.doc_id, documents.c.content_sha256).order_by(documents.c.doc_id)
+        ).all()
+        digest = hashlib.sha256("\n".join(f"{d}:{s}" for d, s in digest_rows).encode()).hexdigest()
+        chunk_count = conn.execute(select(func.count()).select_from(chunks)).scalar_one()
+        conn.execute(insert(index_versions).values(
+            corpus_digest=digest, doc_count=len(digest_rows), chunk_count=chunk_count))
+
+    # --- reads ------------------------------------------------------------------------------------
+
+    def index_version(self) -> str:
+        with self.engine.connect() as conn:
+            version = conn.execute(select(func.max(index_versions.c.version))).scalar_one()
+        return f"idx-{version or 0}"
+
+    def count_chunks(self) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(chunks)).scalar_one()
+
+    def dense_search(self, embedding: np.ndarray, scope: str, k: int, ef_search: int = 100) -> list[ChunkHit]:
+        """Child chunks nearest to ``embedding`` by cosine, filtered by scope in SQL, best first.
+
+        Iterative scans keep a scope filter from returning fewer than k rows (pgvector >= 0.8).
+        """
+        authorities = SCOPE_AUTHORITIES[scope]
+        where = "kind = 'child' AND embedding IS NOT NULL"
+        params: dict = {"q": embedding, "k": k}
+        if authorities is not None:
+            where += " AND authority = ANY(:auth)"
+            params["auth"] = list(authorities)
+        sql = text(
+            "SELECT chunk_id, doc_id, pdf, page, section, authority, text, "
+            "1 - (embedding <=> :q) AS score "
+            f"FROM chunks WHERE {where} ORDER BY embedding <=> :q LIMIT :k"
+        )
+        with self.engine.begin() as conn:
+            conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
+            conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+            rows = conn.execute(sql, params).all()
+        hits = [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
+                         min(1.0, max(0.0, float(r.score)))) for r in rows]
+        return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
+
+    def chunk_ids(self, doc_id: str, kind: str | None = None) -> list[str]:
+        query = select(chunks.c.chunk_id).where(chunks.c.doc_id == doc_id).order_by(chunks.c.seq)
+        if kind is not None:
+            query = query.where(chunks.c.kind == kind)
+        with self.engine.connect() as conn:
+            return list(conn.execute(query).scalars())

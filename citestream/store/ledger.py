@@ -1,0 +1,109 @@
+"""The append-only audit ledger: one hash-chained row per prompt sent to a model.
+
+Each row's hash covers its fields and the previous row's hash, so a changed or
+removed row breaks every link after it. Appends take a transaction-scoped
+advisory lock so concurrent workers extend one chain, never fork it. The
+database itself rejects UPDATE, DELETE and TRUNCATE (migration 0001).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Engine, select, text
+from sqlalchemy.dialects.postgresql import insert
+
+from .tables import audit_ledger
+
+GENESIS_HASH = "0" * 64
+_LOCK_KEY = 0x0C17E57EA  # any constant shared by all writers
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    request_id: str
+    stage: str
+    prompt_sha256: str
+    model: str
+    policy_version: str
+    index_version: str
+    created_at: datetime
+    payload: dict
+
+
+def row_hash(prev_hash: str, entry: LedgerEntry) -> str:
+    material = json.dumps(
+        {
+            "prev_hash": prev_hash,
+            "request_id": entry.request_id,
+            "stage": entry.stage,
+            "prompt_sha256": entry.prompt_sha256,
+            "model": entry.model,
+            "policy_version": entry.policy_version,
+            "index_version": entry.index_version,
+            "created_at": entry.created_at.isoformat(),
+            "payload": entry.payload,
+        },
+        sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    )
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChainReport:
+    rows: int
+    ok: bool
+    first_broken_id: int | None = None
+    reason: str | None = None
+
+
+class Ledger:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def append(self, entry: LedgerEntry) -> bool:
+        """Append once per (request_id, stage, prompt_sha256); returns False if that row already exists."""
+        with self.engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
+            prev = conn.execute(
+                select(audit_ledger.c.row_hash).order_by(audit_ledger.c.id.desc()).limit(1)
+            ).scalar_one_or_none() or GENESIS_HASH
+            result = conn.execute(
+                insert(audit_ledger)
+                .values(
+                    request_id=entry.request_id, stage=entry.stage, prompt_sha256=entry.prompt_sha256,
+                    model=entry.model, policy_version=entry.policy_version, index_version=entry.index_version,
+                    created_at=entry.created_at, payload=entry.payload, prev_hash=prev,
+                    row_hash=row_hash(prev, entry),
+                )
+                .on_conflict_do_nothing(constraint="audit_ledger_once_per_prompt")
+            )
+            return result.rowcount == 1
+
+    def entries_for(self, request_id: str) -> list[dict]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(audit_ledger).where(audit_ledger.c.request_id == request_id).order_by(audit_ledger.c.id)
+            ).mappings().all()
+        return [dict(r) for r in rows]
+
+    def verify(self) -> ChainReport:
+        """Recompute the chain from the first row; report the first row whose link or hash is wrong."""
+        prev = GENESIS_HASH
+        count = 0
+        with self.engine.connect() as conn:
+            for row in conn.execute(select(audit_ledger).order_by(audit_ledger.c.id)).mappings():
+                count += 1
+                if row["prev_hash"] != prev:
+                    return ChainReport(count, False, row["id"], "prev_hash does not match the previous row")
+                entry = LedgerEntry(
+                    row["request_id"], row["stage"], row["prompt_sha256"], row["model"], row["policy_version"],
+                    row["index_version"], row["created_at"], row["payload"],
+                )
+                if row_hash(prev, entry) != row["row_hash"]:
+                    return ChainReport(count, False, row["id"], "row content does not match its hash")
+                prev = row["row_hash"]
+        return ChainReport(count, True)

@@ -1,0 +1,95 @@
+"""SQLAlchemy 2 table definitions: the single description of the schema the queries use.
+
+Migrations (``migrations/versions``) create exactly these; a test compares them.
+"""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger, CheckConstraint, Column, Computed, DateTime, ForeignKey, Index, Integer, MetaData, Table, Text,
+    UniqueConstraint, func,
+)
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
+
+EMBEDDING_DIM = 384
+
+metadata = MetaData()
+
+documents = Table(
+    "documents", metadata,
+    Column("doc_id", Text, primary_key=True),
+    Column("pdf", Text, nullable=False, comment="File name users see in citations"),
+    Column("title", Text, nullable=False, server_default=""),
+    Column("source", Text, nullable=False, server_default=""),
+    Column("authority", Text, nullable=False, server_default="MIXED"),
+    Column("content_sha256", Text, nullable=False),
+    Column("pages", Integer, nullable=False),
+    Column("chunk_count", Integer, nullable=False),
+    Column("metadata", JSONB, nullable=False, server_default="{}"),
+    Column("ingested_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+)
+
+chunks = Table(
+    "chunks", metadata,
+    Column("chunk_id", Text, primary_key=True),
+    Column("doc_id", Text, ForeignKey("documents.doc_id", ondelete="CASCADE"), nullable=False),
+    Column("kind", Text, nullable=False, comment="child (indexed for search) or parent (context)"),
+    Column("parent_id", Text, nullable=True),
+    Column("seq", Integer, nullable=False),
+    Column("pdf", Text, nullable=False),
+    Column("page", Integer, nullable=False, comment="1-based physical page"),
+    Column("section", Text, nullable=True),
+    Column("authority", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("embedding", Vector(EMBEDDING_DIM), nullable=True),
+    Column("tsv", TSVECTOR, Computed("to_tsvector('english', text)", persisted=True)),
+    CheckConstraint("kind IN ('child', 'parent')", name="chunks_kind_check"),
+    CheckConstraint("page >= 1", name="chunks_page_check"),
+    Index("chunks_doc_id_idx", "doc_id"),
+    Index("chunks_authority_kind_idx", "authority", "kind"),
+    Index(
+        "chunks_embedding_hnsw_idx", "embedding", postgresql_using="hnsw",
+        postgresql_with={"m": 16, "ef_construction": 64},
+        postgresql_ops={"embedding": "vector_cosine_ops"},
+    ),
+    Index("chunks_tsv_gin_idx", "tsv", postgresql_using="gin"),
+)
+
+index_versions = Table(
+    "index_versions", metadata,
+    Column("version", Integer, primary_key=True, autoincrement=True),
+    Column("corpus_digest", Text, nullable=False),
+    Column("doc_count", Integer, nullable=False),
+    Column("chunk_count", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+)
+
+audit_ledger = Table(
+    "audit_ledger", metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("request_id", Text, nullable=False),
+    Column("stage", Text, nullable=False),
+    Column("prompt_sha256", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("policy_version", Text, nullable=False),
+    Column("index_version", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("payload", JSONB, nullable=False, comment="What replay needs: the AnswerBundle and question"),
+    Column("prev_hash", Text, nullable=False),
+    Column("row_hash", Text, nullable=False, unique=True),
+    UniqueConstraint("request_id", "stage", "prompt_sha256", name="audit_ledger_once_per_prompt"),
+)
+
+requests = Table(
+    "requests", metadata,
+    Column("request_id", Text, primary_key=True),
+    Column("state", Text, nullable=False),
+    Column("question", Text, nullable=True),
+    Column("scope", Text, nullable=True),
+    Column("outcome", Text, nullable=True, comment="answered | refused | failed"),
+    Column("detail", Text, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Index("requests_state_idx", "state"),
+)

@@ -1,0 +1,11 @@
+"""qa.relevant → assemble (R2: AnswerBundle and the frozen prompt) → qa.prompts"""
+
+from ..assembly import assemble
+from ..models import PromptRecord, RelevantFactsRecord
+from .app import stage_agent
+from .deps import Deps
+
+
+@stage_agent("assemble", source="qa.relevant", sink="qa.prompts", state_of=lambda _: "assembled")
+def assemble_prompt(relevant: RelevantFactsRecord, deps: Deps) -> PromptRecord:
+    return assemble(relevant, deps.policy, deps.tokens.count, deps.tokens.name, deps.embedder.name)

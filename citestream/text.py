@@ -1,0 +1,56 @@
+"""Small, deterministic text helpers shared by the filter, the extractive backend and the validator."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])")
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "U.S.", "No.", "Sec.", "approx.", "vs.", "Fig.", "et al.")
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    may must shall also per via within without upon whether any many much one two please tell explain describe
+    according provided pdfs pdf document documents guidance say says said state states""".split()
+)
+
+
+def normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(normalize(text))
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to match 'submissions'/'submission', not a linguistic stemmer."""
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def content_terms(text: str) -> set[str]:
+    """Stemmed words that carry meaning (no stopwords, no one-letter tokens)."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+
+
+def split_sentences(text: str) -> list[str]:
+    protected = text
+    for i, abbr in enumerate(_ABBREVIATIONS):
+        protected = protected.replace(abbr, abbr.replace(".", f"\u0000{i}\u0000"))
+    parts = _SENTENCE_END.split(" ".join(protected.split()))
+    restored = []
+    for part in parts:
+        for i, abbr in enumerate(_ABBREVIATIONS):
+            part = part.replace(abbr.replace(".", f"\u0000{i}\u0000"), abbr)
+        if part.strip():
+            restored.append(part.strip())
+    return restored
