@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .embedding import Embedder
 from .models import Fact, FactsRecord, QuestionEvent, RetrievalTrace
 from .policy import Policy
-from .store import ChunkHit, ChunkStore
+from .store import ChunkHit, ChunkSearch
 from .text import content_terms
 
 
@@ -55,7 +55,8 @@ def pdf_name_matches(pdf: str, query: str) -> bool:
     return bool(name_terms & content_terms(query))
 
 
-def retrieve(question: QuestionEvent, index: ChunkStore, embedder: Embedder, policy: Policy) -> FactsRecord:
+def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, embedder: Embedder,
+             policy: Policy) -> FactsRecord:
     rp = policy.retrieval
     k = min(question.top_k, rp.top_k)
     variants = expand_query(question.question)
@@ -76,7 +77,7 @@ def retrieve(question: QuestionEvent, index: ChunkStore, embedder: Embedder, pol
         for h in accepted
     ]
     return FactsRecord(
-        **question.carry(policy_version=policy.version, index_version=index.index_version()),
+        **question.carry(policy_version=policy.version, index_version=index_version),
         question=question.question,
         scope=question.scope,
         top_k=k,

@@ -57,20 +57,25 @@ class ExtractiveBackend:
         q_terms = content_terms(question)
         scored = []
         for order, block in enumerate(blocks):
+            previous: set[str] = set()
             for position, sentence in enumerate(split_sentences(block.text)):
-                shared = q_terms & content_terms(sentence)
-                coverage = len(shared) / len(q_terms) if q_terms else 0.0
-                if len(shared) >= min(self.min_shared_terms, len(q_terms)) and coverage >= self.min_coverage:
-                    scored.append((-coverage, order, position, sentence, block))
+                own = q_terms & content_terms(sentence)
+                # A sentence may lean on the one before it ("Lecanemab ... . The drug targets ...").
+                in_context = own | (q_terms & previous)
+                previous = content_terms(sentence)
+                coverage = len(in_context) / len(q_terms) if q_terms else 0.0
+                if own and len(in_context) >= min(self.min_shared_terms, len(q_terms)) \
+                        and coverage >= self.min_coverage:
+                    scored.append((-coverage, -len(own), order, position, sentence, block))
         if not scored:
             return LLMReply(text=PROMPT_REFUSAL_LOCK, finish_reason="stop")
-        chosen = sorted(sorted(scored)[: self.max_sentences], key=lambda s: (s[1], s[2]))
+        chosen = sorted(sorted(scored, key=lambda s: s[:4])[: self.max_sentences], key=lambda s: (s[2], s[3]))
         best = -min(s[0] for s in scored)
         reply = {
             "answer_sentences": [
                 {"sentence": f"{sentence} [{block.anchor}]", "pdf": block.pdf, "page": block.page,
                  "chunk_id": block.chunk_id}
-                for _, _, _, sentence, block in chosen
+                for *_, sentence, block in chosen
             ],
             "confidence": "High" if best >= 0.75 else "Medium" if best >= 0.5 else "Low",
         }

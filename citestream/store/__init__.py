@@ -1,9 +1,10 @@
 """Postgres + pgvector: documents, chunks, the audit ledger and request tracking."""
 
-from .chunks import ChunkHit, ChunkRow, ChunkStore, DocumentRow
+from .chunks import ChunkRow, ChunkStore, DocumentRow
 from .db import engine_for, make_engine
 from .ledger import Ledger, LedgerEntry
 from .requests import RequestTracker
+from .search import ChunkHit, ChunkSearch
 
-__all__ = ["ChunkHit", "ChunkRow", "ChunkStore", "DocumentRow", "Ledger", "LedgerEntry", "RequestTracker",
+__all__ = ["ChunkHit", "ChunkRow", "ChunkSearch", "ChunkStore", "DocumentRow", "Ledger", "LedgerEntry", "RequestTracker",
            "engine_for", "make_engine"]

@@ -1,4 +1,4 @@
-"""Documents, chunks and the index version: writes (one transaction per document) and searches."""
+"""Documents, chunks and the index version: writes, one transaction per document (searches: search.py)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import Engine, delete, func, insert, select, text
+from sqlalchemy import Engine, delete, func, insert, select
 
 from .tables import chunks, documents, index_versions
 
 CHUNK_COLUMNS = ("chunk_id", "doc_id", "kind", "parent_id", "seq", "pdf", "page", "section", "authority",
                  "text", "embedding")
 _COPY_TYPES = ["text", "text", "text", "text", "int4", "text", "int4", "text", "text", "text", "vector"]
-
-SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
-    "MIXED": None,  # every authority, including documents whose authority is unknown
-    "FDA": ("FDA",),
-    "EMA": ("EMA",),
-    "ICH": ("ICH",),
-    "SOPS": ("SOPS",),
-}
-
 
 @dataclass
 class ChunkRow:
@@ -46,18 +37,6 @@ class DocumentRow:
     title: str = ""
     source: str = ""
     metadata: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ChunkHit:
-    chunk_id: str
-    doc_id: str
-    pdf: str
-    page: int
-    section: str | None
-    authority: str
-    text: str
-    score: float
 
 
 class ChunkStore:
@@ -109,30 +88,6 @@ class ChunkStore:
     def count_chunks(self) -> int:
         with self.engine.connect() as conn:
             return conn.execute(select(func.count()).select_from(chunks)).scalar_one()
-
-    def dense_search(self, embedding: np.ndarray, scope: str, k: int, ef_search: int = 100) -> list[ChunkHit]:
-        """Child chunks nearest to ``embedding`` by cosine, filtered by scope in SQL, best first.
-
-        Iterative scans keep a scope filter from returning fewer than k rows (pgvector >= 0.8).
-        """
-        authorities = SCOPE_AUTHORITIES[scope]
-        where = "kind = 'child' AND embedding IS NOT NULL"
-        params: dict = {"q": embedding, "k": k}
-        if authorities is not None:
-            where += " AND authority = ANY(:auth)"
-            params["auth"] = list(authorities)
-        sql = text(
-            "SELECT chunk_id, doc_id, pdf, page, section, authority, text, "
-            "1 - (embedding <=> :q) AS score "
-            f"FROM chunks WHERE {where} ORDER BY embedding <=> :q LIMIT :k"
-        )
-        with self.engine.begin() as conn:
-            conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
-            conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-            rows = conn.execute(sql, params).all()
-        hits = [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
-                         min(1.0, max(0.0, float(r.score)))) for r in rows]
-        return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
 
     def chunk_ids(self, doc_id: str, kind: str | None = None) -> list[str]:
         query = select(chunks.c.chunk_id).where(chunks.c.doc_id == doc_id).order_by(chunks.c.seq)

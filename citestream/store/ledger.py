@@ -80,8 +80,9 @@ class Ledger:
                     row_hash=row_hash(prev, entry),
                 )
                 .on_conflict_do_nothing(constraint="audit_ledger_once_per_prompt")
+                .returning(audit_ledger.c.id)
             )
-            return result.rowcount == 1
+            return result.scalar_one_or_none() is not None
 
     def entries_for(self, request_id: str) -> list[dict]:
         with self.engine.connect() as conn:

@@ -30,6 +30,12 @@ class Deps:
         return ChunkStore(self.engine)
 
     @cached_property
+    def search(self):
+        from ..store import ChunkSearch
+
+        return ChunkSearch(self.engine)
+
+    @cached_property
     def ledger(self):
         from ..store import Ledger
 

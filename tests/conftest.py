@@ -1,0 +1,156 @@
+"""Fixtures on real servers: the embedded Postgres+pgvector and broker (or Docker ones, CITESTREAM_INFRA=docker).
+
+Tests default to their own database and topic prefix so they never touch the
+demo's data; set CITESTREAM_TEST_DATABASE_URL / CITESTREAM_TOPIC_PREFIX to run
+several suites side by side on one pair of servers.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+_PG_PORT = os.environ.get("CITESTREAM_PG_PORT", "55432")
+os.environ["CITESTREAM_DATABASE_URL"] = os.environ.get(
+    "CITESTREAM_TEST_DATABASE_URL", f"postgresql://postgres@127.0.0.1:{_PG_PORT}/citestream_test")
+os.environ.setdefault("CITESTREAM_TOPIC_PREFIX", "test.")
+os.environ.setdefault("CITESTREAM_APP_ID", f"citestream-{os.environ['CITESTREAM_TOPIC_PREFIX'].strip('.')}")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from citestream import infra  # noqa: E402
+from citestream.config import PROJECT_ROOT, get_settings  # noqa: E402
+
+CORPUS = (PROJECT_ROOT.parent / "shared" / "corpus").resolve()
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory):
+    """Start whatever is not running; stop at the end only what this session started."""
+    if os.environ.get("CITESTREAM_INFRA") == "docker":
+        from citestream.infra.docker import docker_servers
+
+        with docker_servers():  # exports the containers' URLs into the environment
+            get_settings.cache_clear()
+            yield get_settings()
+        return
+    settings = get_settings()
+    owner = tmp_path_factory.mktemp("infra") / "owner.json"
+    infra.up(settings, owner)
+    yield settings
+    infra.down(settings, owner)
+
+
+@pytest.fixture(scope="session")
+def settings(servers):
+    return get_settings()
+
+
+@pytest.fixture(scope="session")
+def database(settings):
+    """The test database, migrated to head."""
+    from alembic import command
+    from alembic.config import Config
+
+    if settings.infra != "docker":
+        infra.servers(settings)[0].ensure_database(infra.database_name(settings))
+    command.upgrade(Config(str(PROJECT_ROOT / "alembic.ini")), "head")
+    return settings.database_url
+
+
+@pytest.fixture(scope="session")
+def engine(database):
+    from citestream.store import engine_for
+
+    return engine_for(database)
+
+
+@pytest.fixture(scope="session")
+def topics(settings):
+    from citestream.topics import create_topics
+
+    create_topics(settings.bootstrap_servers, settings.topic_prefix)
+    return settings.topic_prefix
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from citestream.embedding import get_embedder
+
+    return get_embedder()
+
+
+@pytest.fixture(scope="session")
+def token_counter():
+    from citestream.embedding import get_token_counter
+
+    return get_token_counter()
+
+
+@pytest.fixture(scope="session")
+def smoke_dataset():
+    from citestream.demo_pdfs import smoke_dataset
+
+    return smoke_dataset()
+
+
+@pytest.fixture(scope="session")
+def smoke_ingested(engine, embedder, smoke_dataset):
+    """The three smoke documents of rag-loop-acceptance §2, ingested as inline text."""
+    from citestream.ingest import from_text, ingest_document
+    from citestream.store import ChunkStore
+
+    store = ChunkStore(engine)
+    for doc in smoke_dataset["documents"]:
+        ingest_document(from_text(doc["docId"], doc["text"], doc["title"], doc["source"], doc["metadata"]),
+                        store, embedder)
+    return store
+
+
+def new_request_id(prefix: str = "t") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:16]}"
+
+
+class WorkerProcess:
+    """A real `citestream worker` in its own process, with its log kept for failures."""
+
+    def __init__(self, log_path: Path, env: dict[str, str] | None = None):
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "citestream", "worker", "--loglevel", "info"],
+            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=PROJECT_ROOT,
+        )
+
+    def wait_ready(self, timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while b"Worker ready" not in self.log_path.read_bytes():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"worker did not start:\n{self.log_path.read_text()[-3000:]}")
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def worker(topics, database, smoke_ingested, tmp_path_factory):
+    """One worker process for the session's end-to-end tests."""
+    proc = WorkerProcess(tmp_path_factory.mktemp("worker") / "worker.log")
+    try:
+        proc.wait_ready()
+        yield proc
+    finally:
+        proc.stop()

@@ -1,0 +1,98 @@
+"""Migrations build the schema on an empty database; the ledger is append-only in the database itself."""
+
+import uuid
+from datetime import datetime, timezone
+
+import psycopg
+import pytest
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine, inspect
+
+from citestream import infra
+from citestream.config import PROJECT_ROOT
+from citestream.store.db import sqlalchemy_url
+
+
+@pytest.fixture()
+def empty_database(settings):
+    pg = infra.servers(settings)[0]
+    name = f"mig_{uuid.uuid4().hex[:8]}"
+    pg.ensure_database(name)
+    url = f"postgresql://postgres@127.0.0.1:{settings.pg_port}/{name}"
+    yield url
+    pg.drop_database(name)
+
+
+def _upgrade(url: str) -> None:
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    config.set_main_option("sqlalchemy.url", sqlalchemy_url(url))
+    command.upgrade(config, "head")
+
+
+def test_migrations_apply_on_empty_database(empty_database):
+    _upgrade(empty_database)
+    engine = create_engine(sqlalchemy_url(empty_database))
+    insp = inspect(engine)
+    assert {"documents", "chunks", "audit_ledger", "requests", "index_versions"} <= set(insp.get_table_names())
+    columns = {c["name"]: c for c in insp.get_columns("chunks")}
+    assert {"embedding", "tsv", "page", "section", "authority", "parent_id", "kind"} <= set(columns)
+    with engine.connect() as conn:
+        indexes = dict(conn.exec_driver_sql(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks'").all())
+        embedding_type = conn.exec_driver_sql(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'").scalar_one()
+    assert embedding_type == "vector(384)"
+    assert "USING hnsw (embedding vector_cosine_ops)" in indexes["chunks_embedding_hnsw_idx"]
+    assert "USING gin (tsv)" in indexes["chunks_tsv_gin_idx"]
+    engine.dispose()
+    _upgrade(empty_database)  # idempotent: a second upgrade is a no-op
+
+
+def test_migrated_schema_matches_table_definitions(empty_database):
+    from citestream.store.tables import metadata
+
+    _upgrade(empty_database)
+    engine = create_engine(sqlalchemy_url(empty_database))
+    insp = inspect(engine)
+    for table in metadata.sorted_tables:
+        assert {c["name"] for c in insp.get_columns(table.name)} == set(table.columns.keys()), table.name
+    engine.dispose()
+
+
+def test_ledger_rejects_update_delete_truncate(empty_database):
+    from citestream.store import Ledger, LedgerEntry
+    from citestream.store.db import make_engine
+
+    _upgrade(empty_database)
+    ledger = Ledger(make_engine(empty_database))
+    entry = LedgerEntry("r-1", "generate", "ab" * 32, "extractive-v1", "p", "idx-1",
+                        datetime(2026, 1, 1, tzinfo=timezone.utc), {"q": "x"})
+    assert ledger.append(entry) is True
+    assert ledger.append(entry) is False  # once per (request_id, stage, prompt_sha256)
+    with psycopg.connect(empty_database, autocommit=True) as conn:
+        for sql in ("UPDATE audit_ledger SET model = 'other'", "DELETE FROM audit_ledger",
+                    "TRUNCATE audit_ledger"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
+                conn.execute(sql)
+        assert conn.execute("SELECT count(*) FROM audit_ledger").fetchone()[0] == 1
+    assert ledger.verify().ok
+
+
+def test_ledger_verify_names_a_tampered_row(empty_database):
+    from citestream.store import Ledger, LedgerEntry
+    from citestream.store.db import make_engine
+
+    _upgrade(empty_database)
+    ledger = Ledger(make_engine(empty_database))
+    for i in range(3):
+        ledger.append(LedgerEntry(f"r-{i}", "generate", f"{i:064x}", "m", "p", "idx-1",
+                                  datetime(2026, 1, 1, tzinfo=timezone.utc), {"i": i}))
+    with psycopg.connect(empty_database, autocommit=True) as conn:  # the owner can disable the trigger
+        conn.execute("ALTER TABLE audit_ledger DISABLE TRIGGER audit_ledger_no_update_delete")
+        conn.execute("UPDATE audit_ledger SET model = 'forged' WHERE request_id = 'r-1'")
+        tampered_id = conn.execute("SELECT id FROM audit_ledger WHERE request_id = 'r-1'").fetchone()[0]
+        conn.execute("ALTER TABLE audit_ledger ENABLE TRIGGER audit_ledger_no_update_delete")
+    report = ledger.verify()
+    assert not report.ok and report.first_broken_id == tampered_id

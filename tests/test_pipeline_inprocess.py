@@ -1,0 +1,33 @@
+"""The same stage functions, chained in-process, on the smoke documents."""
+
+from citestream.models import QuestionEvent, REFUSAL_TEXT
+from citestream.pipeline import answer_inprocess
+from citestream.streams.deps import Deps
+
+from .conftest import new_request_id
+
+
+def test_inprocess_answer_and_refusal(settings, smoke_ingested):
+    deps = Deps(settings)
+    answered = answer_inprocess(QuestionEvent(
+        request_id=new_request_id(), question="What does lecanemab target?"), deps)
+    assert answered.status == "answered", answered.failure_reason
+    assert any("amyloid-beta protofibrils" in s.text for s in answered.sentences)
+    refused = answer_inprocess(QuestionEvent(
+        request_id=new_request_id(), question="Who won the 1998 football world cup?"), deps)
+    assert refused.answer_text == REFUSAL_TEXT
+
+
+def test_same_question_twice_gives_identical_prompt(settings, smoke_ingested):
+    from citestream.assembly import assemble
+    from citestream.filtering import filter_facts
+    from citestream.retrieval import retrieve
+
+    deps = Deps(settings)
+    prompts = []
+    for _ in range(2):
+        q = QuestionEvent(request_id="same-id", question="How much is stroke risk reduced by apixaban?")
+        facts = retrieve(q, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy)
+        relevant = filter_facts(facts, deps.policy)
+        prompts.append(assemble(relevant, deps.policy, deps.tokens.count, deps.tokens.name, deps.embedder.name).prompt)
+    assert prompts[0].prompt_text == prompts[1].prompt_text and prompts[0].prompt_sha256
