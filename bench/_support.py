@@ -1,0 +1,85 @@
+"""What the benchmarks share: the ingested corpus, a worker process, percentiles, question lists."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from citestream.config import PROJECT_ROOT
+
+CORPUS = Path(os.environ.get("CITESTREAM_CORPUS", PROJECT_ROOT.parent / "shared" / "corpus")).resolve()
+
+# Generic questions a regulatory reader asks; the bench cycles through them (answers or refusals both count).
+QUESTIONS = [
+    "What should an ANDA applicant submit to reference a listed drug?",
+    "When does FDA refuse to file an NDA or BLA?",
+    "What are the requirements for electronic signatures under 21 CFR Part 11?",
+    "How should stability testing of drug products be designed?",
+    "What is the purpose of a target product profile?",
+    "What does quality risk management mean in ICH Q9?",
+    "What is a design space in pharmaceutical development?",
+    "Which elements should a process validation program include?",
+    "How are impurities in drug products reported and qualified?",
+    "What information belongs in a Phase 1 IND submission?",
+    "What happens during a bioresearch monitoring inspection?",
+    "How should bioavailability studies be conducted?",
+    "What is the role of the starting material in drug substance development?",
+    "When can a pre-submission meeting be requested for a complex generic product?",
+    "What are common deficiencies in ANDA submissions?",
+    "What is the capital of France?",
+    "How long must audit trail records be retained?",
+    "What is continuous manufacturing?",
+    "How does FDA define a complex product for ANDA meetings?",
+    "What controls are expected for computerized systems used in clinical trials?",
+]
+
+
+def questions(n: int) -> list[str]:
+    return [f"{QUESTIONS[i % len(QUESTIONS)]}" for i in range(n)]
+
+
+def ensure_corpus(min_docs: int = 19) -> None:
+    """Ingest ../shared/corpus into the bench database unless it is already there (unchanged files are skipped)."""
+    from citestream.cli import main
+
+    from citestream.store import engine_for
+    from sqlalchemy import text
+
+    with engine_for().connect() as conn:
+        docs = conn.execute(text("SELECT count(*) FROM documents")).scalar_one()
+    if docs < min_docs:
+        main(["ingest", str(CORPUS)])
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+class Worker:
+    """A `citestream worker` process for the duration of a benchmark."""
+
+    def __init__(self, log: Path):
+        self.log = log
+        self._out = open(log, "wb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "citestream", "worker"], stdout=self._out,
+                                     stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
+        deadline = time.monotonic() + 180
+        while b"Worker ready" not in log.read_bytes():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"worker did not start; see {log}")
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self._out.close()
