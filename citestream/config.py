@@ -44,13 +44,21 @@ class Settings(BaseSettings):
     openai_base_url: str = "http://127.0.0.1:8000/v1"
     openai_model: str = "gpt-4o-mini"
     openai_api_key: str = ""
+    openai_json_mode: bool = Field(True, description="Send response_format json_object (off for servers without it)")
     llm_timeout_s: float = 60.0
     llm_max_attempts: int = 3
+    verify_judge: str = Field("offline", description="Claim judge: offline | llm (the generation backend)")
 
     # Worker
     broker_session_timeout_s: float = 6.0
     stage_retry_max_s: float = 30.0
     web_port: int = Field(0, description="faust web/metrics port; 0 disables the web server")
+    metrics_port: int = Field(0, description="Prometheus /metrics port of the worker; 0 = off")
+    reconcile_after_s: float = Field(
+        120.0, description="Re-drive a question with no outcome this long after it was seen; 0 = no reconciler")
+    reconcile_interval_s: float = Field(10.0, description="How often the reconciler compares questions with requests")
+    reconcile_max_redrives: int = Field(3, description="Re-drives before a question is answered as failed")
+    startup_wait_s: float = Field(0.0, description="How long the worker waits for broker/Postgres; 0 = forever")
 
     def topic(self, name: str) -> str:
         return f"{self.topic_prefix}{name}"

@@ -54,3 +54,8 @@ def split_sentences(text: str) -> list[str]:
         if part.strip():
             restored.append(part.strip())
     return restored
+
+
+def matching_terms(text: str) -> set[str]:
+    """``content_terms`` with a final silent e dropped, so 'reduce', 'reduces' and 'reduced' meet as 'reduc'."""
+    return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in content_terms(text)}

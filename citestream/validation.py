@@ -1,123 +1,343 @@
-"""Post-generation validation (R5) and Phase C synthesis checks; fails closed to the exact refusal.
+"""Post-generation validation: Phase C ``_validate_synthesis`` then R5; any failure is the exact refusal.
 
-Grounding rule (deterministic): a sentence is supported by the chunk it cites
-when at least ``GROUNDING_MIN_SUPPORT`` of its meaning-bearing terms (stemmed,
-stopwords removed, numbers kept verbatim) occur in that chunk, and every number
-in the sentence occurs in the chunk.
+Order of work for one model reply:
+
+1. the exact prompt refusal lock → a refusal that PASSED (a near-miss when the
+   evidence was related: the closest source sentence is quoted as explanation);
+2. strict JSON (duplicate object keys are malformed too);
+3. Phase C (qa-contract-v1): ``answer_sentences`` must be a list; rows need a
+   str ``sentence``, str ``pdf``, int ``page``, str ``chunk_id``; the key
+   ``(pdf, page, chunk_id)`` must be one of the selected facts; duplicate keys
+   and rows past the sixth are dropped (and recorded); no row left → refusal;
+4. R5 on every accepted row, each failure failing the whole answer closed
+   (``validation_status = FAILED``, ``failure_reason = "CODE: detail"``):
+   citation markers ``[C\\d+]`` only, from the allowed anchor set, the row's own
+   anchor among them; every sentence inside the row cited; no chunk or
+   knowledge ids; no prompt-injection echo; no meta commentary; grounded in
+   the row's own chunk (see :func:`grounding`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .models import GenerationRecord, ValidatedAnswer
-from .models.answer import AnswerSentence
+from .models.answer import AnswerSentence, DroppedSentence, RelatedClause
 from .models.assembly import AnswerBundle, SelectedEvidence
 from .policy import PROMPT_REFUSAL_LOCK, Policy
-from .text import content_terms
+from .text import matching_terms, split_sentences, words
+
+MAX_SENTENCES = 6
+GROUNDING_MIN_SUPPORT = 0.8
+GROUNDING_WINDOW_SENTENCES = 3
+CONFIDENCE_LEVELS = ("High", "Medium", "Low")
 
 CITATION = re.compile(r"\[C\d+\]")
-ANY_BRACKET_ANCHOR = re.compile(r"\[\s*c\s*\d+\s*\]", re.IGNORECASE)
-NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-GROUNDING_MIN_SUPPORT = 0.8
-MAX_SENTENCES = 6
-_META = re.compile(r"\b(?:evidence|as an ai|language model|the provided context|these instructions|chunk_id|"
-                   r"knowledge_id)\b", re.IGNORECASE)
-_CONDITIONAL = re.compile(r"\b(if|unless|provided that|only when|only if|depending on|except when|in cases where)\b",
-                          re.IGNORECASE)
+_LEADING_CITATIONS = re.compile(r"^(?:\s*\[C\d+\])+")
+# Anything written like an anchor: [c0], [ C0 ], [C 0], [C0, C1], [C0-C2]. Only the exact form [C0] is allowed.
+_ANCHOR_LIKE = re.compile(r"\[\s*c\s*\d+[^\]\n]{0,40}\]", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_ID_WORDS = re.compile(r"\b(?:chunk|knowledge)[ _-]?ids?\b|source=|#page=", re.IGNORECASE)
+# Instructions a model may echo from a hostile document or user; never an answer, even when quoted.
+_INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|rules|prompts?|guidelines)\b"
+    r"|\byou are now\b|\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak\b|NO_EVIDENCE|###|<\|?(?:im_start|system)",
+    re.IGNORECASE,
+)
+# Talk about the system, the prompt or the sources instead of the subject. Allowed only as a verbatim quote.
+_META = re.compile(
+    r"\bevidence\b|\bexcerpts?\b|\bsnippets?\b|\bchunks?\b|\bas an ai\b|\blanguage model\b|\bassistant\b"
+    r"|\b(?:these|the above|my) instructions\b|\bthe prompt\b|\bthe question\b"
+    r"|\bI (?:cannot|can't|can not|don't|do not|am unable|am not able)\b"
+    r"|\b(?:based on|according to|from|in) the (?:provided|given|supplied|above|available|cited) "
+    r"(?:context|text|sources?|documents?|information|passages?|materials?)\b"
+    r"|\bthe (?:provided|given|supplied) (?:context|text|sources?|documents?|information|passages?|pdfs?)\b",
+    re.IGNORECASE,
+)
+_NEGATION = frozenset({"not", "no", "never", "none", "neither", "nor", "cannot", "without", "nothing", "nowhere"})
+_MODALS = frozenset({"must", "shall", "should", "may", "might", "can", "could", "required", "mandatory",
+                     "optional", "prohibited", "voluntary"})
+_CONDITIONAL = re.compile(
+    r"\b(?:if|unless|provided that|only when|only if|depending on|except (?:when|where|for|if)|subject to"
+    r"|in (?:cases|the event|circumstances) (?:where|that|of)|as long as|on condition that|contingent on"
+    r"|no later than|prior to|within \d+ (?:calendar |business |working )?(?:days?|weeks?|months?|years?|hours?))\b",
+    re.IGNORECASE,
+)
 
 
 class ValidationFailure(Exception):
+    """An R5 or Phase C violation; ``code`` is the stable part of ``failure_reason``."""
+
     def __init__(self, code: str, detail: str = ""):
         super().__init__(f"{code}: {detail}" if detail else code)
         self.code = code
 
 
-@dataclass(frozen=True)
-class AcceptedSentence:
-    text: str
-    evidence: SelectedEvidence
+# ---------------------------------------------------------------- Phase C
 
 
-def validate_synthesis(payload: object, bundle: AnswerBundle) -> list[tuple[str, SelectedEvidence]]:
-    """qa-contract-v1 ``_validate_synthesis``: keep rows that map to a selected fact key; drop duplicates."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("answer_sentences"), list):
-        raise ValidationFailure("SYNTHESIS_NOT_A_LIST", "answer_sentences must be a list")
-    by_key = {(e.pdf, e.page, e.chunk_id): e for e in bundle.selected_evidence}
-    accepted: list[tuple[str, SelectedEvidence]] = []
-    seen: set[tuple[str, int, str]] = set()
-    for row in payload["answer_sentences"]:
-        if len(accepted) >= MAX_SENTENCES:
-            break
-        if not isinstance(row, dict):
-            continue
-        sentence, pdf, page, chunk_id = row.get("sentence"), row.get("pdf"), row.get("page"), row.get("chunk_id")
-        if not (isinstance(sentence, str) and sentence.strip() and isinstance(pdf, str) and isinstance(chunk_id, str)
-                and isinstance(page, int) and not isinstance(page, bool)):
-            continue
-        key = (pdf, page, chunk_id)
-        if key not in by_key or key in seen:
-            continue
-        seen.add(key)
-        accepted.append((sentence.strip(), by_key[key]))
-    return accepted
+@dataclass
+class Synthesis:
+    """What ``_validate_synthesis`` keeps: rows mapped to a selected fact, the normalized confidence, the drops."""
+
+    accepted: list[tuple[str, SelectedEvidence]] = field(default_factory=list)
+    dropped: list[DroppedSentence] = field(default_factory=list)
+    confidence: str = "Low"
+
+    @property
+    def refused(self) -> bool:
+        """qa-contract-v1: no valid sentence left → ``Not found in provided PDFs``."""
+        return not self.accepted
 
 
 def normalize_confidence(value: object) -> str:
-    return value if value in ("High", "Medium", "Low") else "Low"
+    """``High|Medium|Low`` whatever the case or padding; anything else is ``Low``."""
+    if isinstance(value, str):
+        for level in CONFIDENCE_LEVELS:
+            if value.strip().lower() == level.lower():
+                return level
+    return "Low"
 
 
-def is_grounded(sentence: str, evidence_text: str) -> tuple[bool, float]:
-    terms = content_terms(sentence)
-    chunk_terms = content_terms(evidence_text)
-    support = len(terms & chunk_terms) / len(terms) if terms else 0.0
-    numbers_ok = all(n in evidence_text for n in NUMBER.findall(sentence))
-    return support >= GROUNDING_MIN_SUPPORT and numbers_ok, support
+def _valid_row(row: object) -> bool:
+    if not isinstance(row, dict):
+        return False
+    sentence, pdf, page, chunk_id = (row.get(k) for k in ("sentence", "pdf", "page", "chunk_id"))
+    return (isinstance(sentence, str) and bool(sentence.strip()) and isinstance(pdf, str) and bool(pdf)
+            and isinstance(chunk_id, str) and bool(chunk_id)
+            and isinstance(page, int) and not isinstance(page, bool) and page >= 1)
 
 
-def check_sentence(sentence: str, evidence: SelectedEvidence, bundle: AnswerBundle) -> tuple[str, float]:
-    """R5 checks on one accepted sentence; returns the text without markers and its support."""
+def validate_synthesis(payload: object, bundle: AnswerBundle) -> Synthesis:
+    """qa-contract-v1 Phase C ``_validate_synthesis``, rule for rule.
+
+    The Phase B keys are the facts that reached the prompt (the bundle's
+    selected evidence): a model can only have read those.
+    """
+    if not isinstance(payload, dict) or not isinstance(payload.get("answer_sentences"), list):
+        raise ValidationFailure("SYNTHESIS_NOT_A_LIST", "answer_sentences must be a list")
+    by_key = {(e.pdf, e.page, e.chunk_id): e for e in bundle.selected_evidence}
+    out = Synthesis(confidence=normalize_confidence(payload.get("confidence")))
+    seen: set[tuple[str, int, str]] = set()
+    for index, row in enumerate(payload["answer_sentences"]):
+        if not _valid_row(row):
+            out.dropped.append(DroppedSentence(index=index, reason="INVALID_ROW"))
+            continue
+        key = (row["pdf"], row["page"], row["chunk_id"])
+        if key not in by_key:
+            out.dropped.append(DroppedSentence(index=index, reason="UNKNOWN_KEY"))
+        elif key in seen:
+            out.dropped.append(DroppedSentence(index=index, reason="DUPLICATE_KEY"))
+        elif len(out.accepted) >= MAX_SENTENCES:
+            out.dropped.append(DroppedSentence(index=index, reason="OVER_MAX_SENTENCES"))
+        else:
+            seen.add(key)
+            out.accepted.append((row["sentence"].strip(), by_key[key]))
+    return out
+
+
+_validate_synthesis = validate_synthesis  # the contract's name for it
+
+
+# ---------------------------------------------------------------- R5: one row
+
+
+def answer_sentences(text: str) -> list[str]:
+    """Split a row into sentences; markers written after the full stop ("... 70%. [C0]") stay with their sentence."""
+    pieces: list[str] = []
+    for piece in split_sentences(text):
+        lead = _LEADING_CITATIONS.match(piece)
+        if lead and pieces:
+            pieces[-1] = f"{pieces[-1]} {lead.group(0).strip()}"
+            piece = piece[lead.end():].strip()
+        if not piece:
+            continue
+        if pieces and pieces[-1].endswith(";"):  # a clause, not a sentence
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    return pieces
+
+
+def _word_seq_in(needle: list[str], haystack: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+def _quoted_from(sentence: str, match: re.Match, source_words: list[str]) -> bool:
+    """True when the match, with one word either side, is a verbatim word sequence of the source."""
+    before = words(sentence[: match.start()])[-1:]
+    after = words(sentence[match.end():])[:1]
+    return _word_seq_in(before + words(match.group(0)) + after, source_words)
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+@dataclass(frozen=True)
+class Grounding:
+    supported: bool
+    support: float
+    reason: str = ""
+
+
+def grounding(sentence: str, chunk_text: str) -> Grounding:
+    """Is ``sentence`` supported by ``chunk_text``? Deterministic, and the rule is the documentation:
+
+    Take every window of 1 to ``GROUNDING_WINDOW_SENTENCES`` consecutive
+    sentences of the chunk; the best window is the one holding the largest
+    share of the sentence's content terms (stemmed, stopwords removed). The
+    sentence is supported when, in that window,
+
+    * at least ``GROUNDING_MIN_SUPPORT`` (0.8) of its content terms occur,
+    * every number it states occurs (``1,000`` = ``1000``),
+    * every negation (not, no, never, without, ...) and modal (must, may,
+      should, required, ...) it uses occurs, and
+    * if the single best-matching source sentence is negated, so is it.
+    """
+    terms = matching_terms(sentence)
+    if not terms:
+        return Grounding(False, 0.0, "no content terms")
+    source = split_sentences(chunk_text) or [chunk_text]
+    best_support, best_window = -1.0, ""
+    best_single_support, best_single = -1.0, ""
+    for size in range(1, GROUNDING_WINDOW_SENTENCES + 1):
+        for start in range(max(1, len(source) - size + 1)):
+            window = " ".join(source[start:start + size])
+            support = len(terms & matching_terms(window)) / len(terms)
+            if support > best_support:
+                best_support, best_window = support, window
+            if size == 1 and support > best_single_support:
+                best_single_support, best_single = support, window
+    if best_support < GROUNDING_MIN_SUPPORT:
+        missing = sorted(terms - matching_terms(best_window))[:5]
+        return Grounding(False, best_support, f"support {best_support:.2f} < {GROUNDING_MIN_SUPPORT} (missing {missing})")
+    missing_numbers = _numbers(sentence) - _numbers(best_window)
+    if missing_numbers:
+        return Grounding(False, best_support, f"numbers not in source {sorted(missing_numbers)}")
+    sentence_words, window_words = set(words(sentence)), set(words(best_window))
+    missing_cues = (sentence_words & (_NEGATION | _MODALS)) - window_words
+    if missing_cues:
+        return Grounding(False, best_support, f"negation/modal not in source {sorted(missing_cues)}")
+    if (best_single_support >= GROUNDING_MIN_SUPPORT and set(words(best_single)) & _NEGATION
+            and not sentence_words & _NEGATION):
+        return Grounding(False, best_support, "source sentence is negated, answer is not")
+    return Grounding(True, best_support)
+
+
+def check_row(sentence: str, evidence: SelectedEvidence, bundle: AnswerBundle) -> tuple[str, float]:
+    """R5 on one accepted row; returns its text without markers and its lowest grounding support."""
     markers = CITATION.findall(sentence)
-    if len(ANY_BRACKET_ANCHOR.findall(sentence)) != len(markers):
-        raise ValidationFailure("MALFORMED_CITATION", sentence[:80])
+    malformed = [m for m in _ANCHOR_LIKE.findall(sentence) if not CITATION.fullmatch(m)]
+    if malformed:
+        raise ValidationFailure("MALFORMED_CITATION", ", ".join(malformed[:3]))
     if not markers:
         raise ValidationFailure("UNCITED_SENTENCE", sentence[:80])
-    anchors = {m[1:-1] for m in markers}
-    if not anchors <= set(bundle.anchor_map):
-        raise ValidationFailure("UNKNOWN_ANCHOR", ",".join(sorted(anchors - set(bundle.anchor_map))))
-    if evidence.citation_anchor not in anchors:
-        raise ValidationFailure("ANCHOR_MISMATCH", f"{evidence.chunk_id} cited as {sorted(anchors)}")
+    unknown = sorted({m[1:-1] for m in markers} - set(bundle.anchor_map))
+    if unknown:
+        raise ValidationFailure("UNKNOWN_ANCHOR", ", ".join(unknown))
+    if f"[{evidence.citation_anchor}]" not in markers:
+        raise ValidationFailure("ANCHOR_MISMATCH", f"row for {evidence.citation_anchor} cites {sorted(set(markers))}")
     plain = " ".join(CITATION.sub(" ", sentence).split())
-    cited_text = " ".join(bundle.evidence_for(a).sanitized_text for a in sorted(anchors))
-    if any(e.chunk_id in plain or e.knowledge_id in plain for e in bundle.selected_evidence):
-        raise ValidationFailure("IDS_IN_ANSWER", plain[:80])
-    # Meta words are commentary unless the cited source itself says them ("substantial evidence of ...").
-    meta = {m.lower() for m in _META.findall(plain)} - {m.lower() for m in _META.findall(cited_text)}
-    if meta:
-        raise ValidationFailure("META_COMMENTARY", ",".join(sorted(meta)))
-    grounded, support = is_grounded(plain, cited_text)
-    if not grounded:
-        raise ValidationFailure("UNGROUNDED_SENTENCE", f"support {support:.2f} < {GROUNDING_MIN_SUPPORT}: {plain[:80]}")
-    return plain, support
+    plain = re.sub(r"\s+([.,;:!?])", r"\1", plain)
+    _check_wording(plain, bundle, evidence)
+    supports = []
+    for part in answer_sentences(sentence):
+        if not CITATION.search(part):
+            raise ValidationFailure("UNCITED_SENTENCE", part[:80])
+        text = " ".join(CITATION.sub(" ", part).split())
+        result = grounding(text, evidence.sanitized_text)
+        if not result.supported:
+            raise ValidationFailure("UNGROUNDED_SENTENCE", f"{result.reason}: {text[:80]}")
+        supports.append(result.support)
+    return plain, min(supports)
+
+
+def _check_wording(plain: str, bundle: AnswerBundle, evidence: SelectedEvidence) -> None:
+    """No ids, no injection echo, no meta commentary (unless quoted verbatim from the cited chunk)."""
+    lowered = plain.lower()
+    ids = {e.chunk_id for e in bundle.selected_evidence} | {e.knowledge_id for e in bundle.selected_evidence}
+    leaked = sorted(i for i in ids if re.search(rf"(?<![\w-]){re.escape(i.lower())}(?![\w-])", lowered))
+    if leaked or _ID_WORDS.search(plain):
+        raise ValidationFailure("IDS_IN_ANSWER", ", ".join(leaked) or _ID_WORDS.search(plain).group(0))
+    injection = _INJECTION.search(plain)
+    if injection:
+        raise ValidationFailure("INJECTION_ECHO", injection.group(0)[:60])
+    source_words = words(evidence.sanitized_text)
+    for match in _META.finditer(plain):
+        if not _quoted_from(plain, match, source_words):
+            raise ValidationFailure("META_COMMENTARY", match.group(0))
+
+
+# ---------------------------------------------------------------- output contract and classification
 
 
 def render_answer(sentences: list[AnswerSentence], confidence: str) -> str:
-    """Output text contract: ANSWER:, numbered cited sentences, CONFIDENCE: last."""
+    """Output text contract: ``ANSWER:``, numbered sentences ending ``(pdf, p<page>, <chunk_id>)``, ``CONFIDENCE:``."""
     lines = ["ANSWER:"]
     lines += [f"{s.n}. {s.text} ({s.pdf}, p{s.page}, {s.chunk_id})" for s in sentences]
     lines.append(f"CONFIDENCE: {confidence}")
     return "\n".join(lines)
 
 
+def classify(sentences: list[AnswerSentence]) -> str:
+    """DEFINITIVE unless an accepted sentence states a contingency, condition or deadline (CONDITIONAL)."""
+    return "CONDITIONAL" if any(_CONDITIONAL.search(s.text) for s in sentences) else "DEFINITIVE"
+
+
+def related_clause(question: str, bundle: AnswerBundle) -> RelatedClause | None:
+    """The source sentence sharing most content terms with the question (ties: evidence order), if any."""
+    q_terms = matching_terms(question)
+    best, best_score = None, 0
+    for evidence in bundle.selected_evidence:
+        for sentence in split_sentences(evidence.sanitized_text):
+            score = len(q_terms & matching_terms(sentence))
+            if score > best_score:
+                best, best_score = (sentence, evidence), score
+    if best is None:
+        return None
+    sentence, evidence = best
+    return RelatedClause(text=sentence, pdf=evidence.pdf, page=evidence.page, chunk_id=evidence.chunk_id)
+
+
+def parse_reply(raw: str) -> object:
+    """Strict JSON (one optional ```json fence); a repeated object key is malformed, not last-one-wins."""
+    text = raw.strip()
+    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+    if fence:
+        text = fence.group(1)
+
+    def no_duplicates(pairs):
+        keys = [k for k, _ in pairs]
+        if len(keys) != len(set(keys)):
+            raise ValidationFailure("MALFORMED_JSON", f"duplicate object key {sorted(k for k in keys if keys.count(k) > 1)[0]!r}")
+        return dict(pairs)
+
+    try:
+        return json.loads(text, object_pairs_hook=no_duplicates)
+    except ValueError as exc:
+        raise ValidationFailure("MALFORMED_JSON", str(exc)[:120]) from None
+
+
+# ---------------------------------------------------------------- the stage
+
+
 def validate(record: GenerationRecord, policy: Policy) -> ValidatedAnswer:
-    def refusal(validation_status: str, failure_reason: str | None) -> ValidatedAnswer:
+    """R5 + Phase C for one generation; never raises for anything the model wrote."""
+    common = dict(**record.carry(), question=record.question, scope=record.scope,
+                  prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
+
+    def refusal(validation_status: str, failure_reason: str | None, dropped=(), near_miss: bool = False):
+        clause = related_clause(record.question, record.answer_bundle) if near_miss else None
         return ValidatedAnswer(
-            **record.carry(), question=record.question, scope=record.scope, status="refused",
-            answer_text=policy.refusal_text, classification="REFUSAL", generation_status=record.generation_status,
-            validation_status=validation_status, failure_reason=failure_reason, prompt_sha256=record.prompt_sha256,
-            fallback_used=record.fallback_used,
+            **common, status="refused", answer_text=policy.refusal_text, classification="REFUSAL",
+            generation_status=record.generation_status, validation_status=validation_status,
+            failure_reason=failure_reason, dropped_sentences=list(dropped), related_clause=clause,
+            explanation=(f'Related but insufficient: "{clause.text}" ({clause.pdf}, p{clause.page}, {clause.chunk_id})'
+                         if clause else None),
         )
 
     if record.generation_status == "NO_EVIDENCE":
@@ -126,32 +346,38 @@ def validate(record: GenerationRecord, policy: Policy) -> ValidatedAnswer:
         reason = record.answer_bundle.failure_reason or (record.llm.error if record.llm else None) or "generation failed"
         return refusal("FAILED", f"GENERATION_FAILED: {reason}")
 
-    raw = record.llm.raw_model_text.strip()
-    if raw == PROMPT_REFUSAL_LOCK:
-        return refusal("PASSED", None)
+    raw = record.llm.raw_model_text
+    if raw.strip() == PROMPT_REFUSAL_LOCK:
+        return refusal("PASSED", None, near_miss=True)
+    synthesis = Synthesis()
     try:
+        if PROMPT_REFUSAL_LOCK in raw or policy.refusal_text in raw and not raw.lstrip().startswith(("{", "`")):
+            raise ValidationFailure("REFUSAL_NOT_EXACT", "refusal text with other text around it")
         try:
-            payload = json.loads(raw)
-        except ValueError as exc:
-            raise ValidationFailure("MALFORMED_JSON", str(exc)) from None
-        accepted = validate_synthesis(payload, record.answer_bundle)
-        if not accepted:
-            raise ValidationFailure("NO_VALID_SENTENCE")
-        sentences, supports = [], []
-        for n, (sentence, evidence) in enumerate(accepted, start=1):
-            plain, support = check_sentence(sentence, evidence, record.answer_bundle)
-            supports.append(support)
+            payload = parse_reply(raw)
+        except ValidationFailure as failure:
+            if record.llm.finish_reason == "length":
+                raise ValidationFailure("TRUNCATED_OUTPUT", "finish_reason=length") from None
+            raise failure
+        synthesis = validate_synthesis(payload, record.answer_bundle)
+        if synthesis.refused:
+            if not payload["answer_sentences"]:  # the model answered "nothing" in JSON: a refusal, not a fault
+                return refusal("PASSED", None, near_miss=True)
+            raise ValidationFailure("NO_VALID_SENTENCE", f"{len(synthesis.dropped)} rows dropped")
+        sentences = []
+        for n, (sentence, evidence) in enumerate(synthesis.accepted, start=1):
+            plain, support = check_row(sentence, evidence, record.answer_bundle)
             sentences.append(AnswerSentence(n=n, text=plain, pdf=evidence.pdf, page=evidence.page,
-                                            chunk_id=evidence.chunk_id, anchor=evidence.citation_anchor))
+                                            chunk_id=evidence.chunk_id, anchor=evidence.citation_anchor,
+                                            support=round(support, 4)))
     except ValidationFailure as failure:
-        return refusal("FAILED", str(failure))
+        return refusal("FAILED", str(failure), synthesis.dropped)
 
-    confidence = normalize_confidence(payload.get("confidence"))
-    conditional = any(_CONDITIONAL.search(s.text) for s in sentences)
+    supports = [s.support for s in sentences]
     return ValidatedAnswer(
-        **record.carry(), question=record.question, scope=record.scope, status="answered",
-        answer_text=render_answer(sentences, confidence), sentences=sentences, confidence=confidence,
-        classification="CONDITIONAL" if conditional else "DEFINITIVE", generation_status="OK",
-        validation_status="PASSED", prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used,
-        grounding_metrics={"min_support": min(supports), "mean_support": sum(supports) / len(supports)},
+        **common, status="answered", answer_text=render_answer(sentences, synthesis.confidence), sentences=sentences,
+        confidence=synthesis.confidence, classification=classify(sentences), generation_status="OK",
+        validation_status="PASSED", dropped_sentences=synthesis.dropped,
+        grounding_metrics={"min_support": min(supports), "mean_support": round(sum(supports) / len(supports), 4),
+                           "threshold": GROUNDING_MIN_SUPPORT, "sentences": float(len(sentences))},
     )

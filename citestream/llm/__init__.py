@@ -7,15 +7,17 @@ from .base import LLMBackend, LLMError, LLMReply, TransientLLMError
 from .extractive import ExtractiveBackend
 from .openai import OpenAIBackend
 
+BACKENDS = ("extractive", "openai")
+
 
 def backend_from_settings(settings: Settings) -> LLMBackend:
     if settings.llm_backend == "extractive":
         return ExtractiveBackend()
     if settings.llm_backend == "openai":
         return OpenAIBackend(settings.openai_base_url, settings.openai_model, settings.openai_api_key,
-                             settings.llm_timeout_s)
-    raise ValueError(f"unknown llm_backend {settings.llm_backend!r}: choose extractive or openai")
+                             settings.llm_timeout_s, json_mode=settings.openai_json_mode)
+    raise ValueError(f"unknown llm_backend {settings.llm_backend!r}: choose one of {', '.join(BACKENDS)}")
 
 
-__all__ = ["ExtractiveBackend", "LLMBackend", "LLMError", "LLMReply", "OpenAIBackend", "TransientLLMError",
-           "backend_from_settings"]
+__all__ = ["BACKENDS", "ExtractiveBackend", "LLMBackend", "LLMError", "LLMReply", "OpenAIBackend",
+           "TransientLLMError", "backend_from_settings"]

@@ -17,6 +17,10 @@ class LLMReply:
 class TransientLLMError(Exception):
     """Worth retrying with the same prompt bytes: timeouts, 429, 5xx, dropped connections."""
 
+    def __init__(self, message: str, retry_after_s: float | None = None):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
 
 class LLMError(Exception):
     """Not worth retrying: bad request, auth, a model that does not exist."""

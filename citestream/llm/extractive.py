@@ -1,25 +1,50 @@
 """The default backend: deterministic, offline, and unable to invent text.
 
 It reads the evidence blocks and the question back out of the prompt it is
-given (the same bytes a hosted model would get), picks the evidence sentences
-that share the most meaning-bearing terms with the question, and answers in
-the Phase C JSON with each sentence's own citation marker.
+given (the same bytes a hosted model gets) and answers in the Phase C JSON
+with source sentences copied verbatim, each followed by its own marker.
+
+How it picks sentences (general rules, no list of known questions):
+
+* a question term counts by how rare it is across the evidence sentences
+  (inverse document frequency), so "lecanemab" outweighs "drug"; a question
+  term found nowhere in the evidence counts as the rarest of all, because it
+  is a part of the question the evidence does not cover;
+* a sentence scores the weighted share of question terms it covers, also
+  counting the sentence just before it (the subject is often named there);
+* questions asking for a quantity or a time (how much, how many, how long,
+  when, what percentage, ...) prefer sentences that state a number;
+* fragments (under 5 words) and run-ons (over 80 words, usually a table or a
+  page header glued to text) are skipped;
+* the best sentence must cover ``min_coverage`` of the question's weight and
+  share ``min_shared_terms`` terms with it, else the reply is the refusal
+  lock; further sentences must reach ``keep_ratio`` of the best score;
+* at most ``max_sentences`` sentences, one Phase C row per chunk (duplicate
+  keys would be dropped by the validator), in evidence order.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from ..policy import PROMPT_REFUSAL_LOCK
-from ..text import content_terms, split_sentences
+from ..text import matching_terms, split_sentences, words
 from .base import LLMReply
 
 _HEADER = re.compile(
     r"^\[(?P<anchor>C\d+) \| chunk_id=(?P<chunk_id>[^|]+) \| knowledge_id=(?P<kid>[^|]+) \| "
     r"source=(?P<pdf>.+)#page=(?P<page>\d+)\]$"
 )
+_QUANTITY_QUESTION = re.compile(
+    r"\b(how (?:much|many|long|often|soon|large|high|low)|when|what (?:percentage|percent|proportion|rate|number|"
+    r"year|date|dose|amount)|by how|within what|what is the (?:maximum|minimum|limit|threshold))\b",
+    re.IGNORECASE,
+)
+_HAS_NUMBER = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -44,39 +69,82 @@ def parse_prompt(prompt_text: str) -> tuple[list[EvidenceBlock], str]:
     return blocks, question
 
 
-class ExtractiveBackend:
-    model_name = "extractive-v1"
+@dataclass(frozen=True)
+class Candidate:
+    score: float
+    own_terms: int
+    block_order: int
+    position: int
+    sentence: str
+    block: EvidenceBlock
 
-    def __init__(self, max_sentences: int = 3, min_coverage: float = 0.34, min_shared_terms: int = 2):
+
+class ExtractiveBackend:
+    model_name = "extractive-v2"
+
+    def __init__(self, max_sentences: int = 3, min_coverage: float = 0.4, min_shared_terms: int = 2,
+                 keep_ratio: float = 0.75, min_words: int = 5, max_words: int = 80):
         self.max_sentences = max_sentences
         self.min_coverage = min_coverage
         self.min_shared_terms = min_shared_terms
+        self.keep_ratio = keep_ratio
+        self.min_words = min_words
+        self.max_words = max_words
 
     def complete(self, prompt_text: str) -> LLMReply:
         blocks, question = parse_prompt(prompt_text)
-        q_terms = content_terms(question)
-        scored = []
-        for order, block in enumerate(blocks):
-            previous: set[str] = set()
-            for position, sentence in enumerate(split_sentences(block.text)):
-                own = q_terms & content_terms(sentence)
-                # A sentence may lean on the one before it ("Lecanemab ... . The drug targets ...").
-                in_context = own | (q_terms & previous)
-                previous = content_terms(sentence)
-                coverage = len(in_context) / len(q_terms) if q_terms else 0.0
-                if own and len(in_context) >= min(self.min_shared_terms, len(q_terms)) \
-                        and coverage >= self.min_coverage:
-                    scored.append((-coverage, -len(own), order, position, sentence, block))
-        if not scored:
+        chosen = self.choose(blocks, question)
+        if not chosen:
             return LLMReply(text=PROMPT_REFUSAL_LOCK, finish_reason="stop")
-        chosen = sorted(sorted(scored, key=lambda s: s[:4])[: self.max_sentences], key=lambda s: (s[2], s[3]))
-        best = -min(s[0] for s in scored)
-        reply = {
-            "answer_sentences": [
-                {"sentence": f"{sentence} [{block.anchor}]", "pdf": block.pdf, "page": block.page,
-                 "chunk_id": block.chunk_id}
-                for *_, sentence, block in chosen
-            ],
-            "confidence": "High" if best >= 0.75 else "Medium" if best >= 0.5 else "Low",
+        return LLMReply(text=json.dumps(self.reply(chosen), ensure_ascii=False), finish_reason="stop")
+
+    def choose(self, blocks: list[EvidenceBlock], question: str) -> list[Candidate]:
+        q_terms = matching_terms(question)
+        if not q_terms:
+            return []
+        sentences = [(order, position, sentence, block)
+                     for order, block in enumerate(blocks)
+                     for position, sentence in enumerate(split_sentences(block.text))]
+        df = Counter(t for *_, sentence, _ in sentences for t in matching_terms(sentence) & q_terms)
+        n = max(len(sentences), 1)
+        weight = {t: math.log(1 + n / df.get(t, 1)) for t in q_terms}  # absent terms weigh as the rarest
+        total = sum(weight.values())
+        wants_number = bool(_QUANTITY_QUESTION.search(question))
+
+        candidates: list[Candidate] = []
+        previous: dict[int, set[str]] = {}
+        for order, position, sentence, block in sentences:
+            terms = matching_terms(sentence)
+            context = previous.get(order, set())
+            previous[order] = terms
+            n_words = len(words(sentence))
+            if n_words < self.min_words or n_words > self.max_words:
+                continue
+            own = q_terms & terms
+            covered = own | (q_terms & context)
+            if not own or len(covered) < min(self.min_shared_terms, len(q_terms)):
+                continue
+            score = sum(weight[t] for t in covered) / total
+            if wants_number and _HAS_NUMBER.search(sentence):
+                score *= 1.15
+            candidates.append(Candidate(score, len(own), order, position, sentence, block))
+        if not candidates:
+            return []
+        ranked = sorted(candidates, key=lambda c: (-c.score, -c.own_terms, c.block_order, c.position))
+        best = ranked[0]
+        if best.score < self.min_coverage:
+            return []  # related words, but not an answer: a near-miss the validator explains
+        kept = [c for c in ranked if c.score >= self.keep_ratio * best.score][: self.max_sentences]
+        return sorted(kept, key=lambda c: (c.block_order, c.position))
+
+    def reply(self, chosen: list[Candidate]) -> dict:
+        rows: dict[int, dict] = {}
+        for c in chosen:  # one row per chunk: the validator drops a repeated (pdf, page, chunk_id)
+            row = rows.setdefault(c.block_order, {"sentence": "", "pdf": c.block.pdf, "page": c.block.page,
+                                                  "chunk_id": c.block.chunk_id})
+            row["sentence"] = f"{row['sentence']} {c.sentence} [{c.block.anchor}]".strip()
+        best = max(c.score for c in chosen)
+        return {
+            "answer_sentences": list(rows.values()),
+            "confidence": "High" if best >= 0.8 else "Medium" if best >= 0.6 else "Low",
         }
-        return LLMReply(text=json.dumps(reply, ensure_ascii=False), finish_reason="stop")

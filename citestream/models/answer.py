@@ -10,16 +10,39 @@ from .common import Contract, Envelope, Scope
 
 
 class AnswerSentence(Contract):
+    """One accepted Phase C sentence, its citation markers removed, with the source it is grounded in."""
+
     n: int = Field(ge=1)
     text: str
     pdf: str
     page: int = Field(ge=1)
     chunk_id: str
     anchor: str
+    support: float | None = Field(None, ge=0.0, le=1.0, description="Grounding support in the cited chunk")
+
+
+class DroppedSentence(Contract):
+    """A Phase C row ``_validate_synthesis`` dropped (recorded, never silent)."""
+
+    index: int = Field(ge=0, description="Position in the model's answer_sentences list")
+    reason: Literal["INVALID_ROW", "UNKNOWN_KEY", "DUPLICATE_KEY", "OVER_MAX_SENTENCES"]
+
+
+class RelatedClause(Contract):
+    """Near-miss (policy-qa-design-notes §3): the closest source sentence, quoted verbatim, that does not answer."""
+
+    text: str
+    pdf: str
+    page: int = Field(ge=1)
+    chunk_id: str
 
 
 class ValidatedAnswer(Envelope):
-    """Key: ``request_id``. ``answer_text`` is the output text contract: the ANSWER block or the exact refusal."""
+    """Key: ``request_id``. ``answer_text`` is the output text contract: the ANSWER block or the exact refusal.
+
+    The same answer is also carried as fields (``sentences``, ``confidence``,
+    ``classification``) so consumers never parse the text.
+    """
 
     question: str
     scope: Scope
@@ -34,3 +57,6 @@ class ValidatedAnswer(Envelope):
     prompt_sha256: str | None = None
     fallback_used: bool = False
     grounding_metrics: dict[str, float] = Field(default_factory=dict)
+    dropped_sentences: list[DroppedSentence] = Field(default_factory=list)
+    explanation: str | None = Field(None, description="Why a related but insufficient source did not answer")
+    related_clause: RelatedClause | None = None
