@@ -51,6 +51,14 @@ def kafka_topic(name: str) -> faust.TopicT:
 deadletter_topic = kafka_topic("qa.deadletter")
 
 
+class RecordRejected(Exception):
+    """Raised by a stage whose valid input cannot give a valid output: dead-letter it with ``code``."""
+
+    def __init__(self, code: str, reason: str):
+        super().__init__(reason)
+        self.code, self.reason = code, reason
+
+
 def _key_text(key: bytes | None) -> str | None:
     try:
         return key.decode("utf-8") if key else None
@@ -114,6 +122,8 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
             deps = get_deps()
             try:
                 out = await _run_with_retry(fn, record, deps, stage)
+            except RecordRejected as exc:
+                return await dead_letter(stage, source, event, exc.code, exc.reason, record.request_id)
             except Exception as exc:  # a bug or a bad record: never stop the worker for it
                 log.exception("stage=%s failed request_id=%s", stage, record.request_id)
                 return await dead_letter(stage, source, event, "STAGE_ERROR", f"{type(exc).__name__}: {exc}",

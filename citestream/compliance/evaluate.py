@@ -1,0 +1,47 @@
+"""The compliance stage: a document and its bound constraints → a validated report, or ReportInvalid."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ..llm import LLMBackend
+from ..models.compliance import ComplianceReportRecord, ComplianceRequest
+from .llm import llm_report
+from .offline import Relatedness, classify, lexical_relatedness
+from .report import build_report
+from .validator import ReportInvalid, Violation, validate_report
+
+OFFLINE_MODEL = "offline-evaluator-v1"
+
+
+def compliance_report(request: ComplianceRequest, policy_version: str,
+                      llm: Callable[[], LLMBackend] | None = None,
+                      relatedness: Relatedness = lexical_relatedness) -> ComplianceReportRecord:
+    """Every report is validated against the request's constraints before it leaves; ReportInvalid otherwise."""
+    policy_version = request.policy_version or policy_version
+    if request.evaluator == "llm":
+        if llm is None:
+            raise ReportInvalid([Violation("schema", "evaluator 'llm' requested but no LLM backend is configured")])
+        try:
+            report = llm_report(request.request_id, request.document, request.constraints, llm(), policy_version)
+        except ValueError as exc:  # not JSON, or not an object (LLM outages propagate: STAGE_ERROR)
+            raise ReportInvalid([Violation("schema", f"the LLM reply is not a JSON report: {exc}")]) from exc
+    else:
+        started = time.monotonic()
+        classifications = classify(request.document, request.constraints, relatedness)
+        report = build_report(request.request_id, classifications, model=OFFLINE_MODEL,
+                              policy_version=policy_version, latency_ms=(time.monotonic() - started) * 1000)
+    validate_report(report, request.constraints)
+    return ComplianceReportRecord(**request.carry(policy_version=policy_version), report=report,
+                                  evaluator=request.evaluator)
+
+
+def embedding_relatedness(embedder) -> Relatedness:
+    """Cosine of all-MiniLM embeddings, clipped to [0, 1]: links 'schools?' to a family deployment decision."""
+
+    def related(text: str, constraint_texts) -> list[float]:
+        vectors = embedder.embed([text, *constraint_texts])
+        return [max(0.0, float(vectors[0] @ v)) for v in vectors[1:]]
+
+    return related

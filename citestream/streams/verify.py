@@ -1,0 +1,14 @@
+"""claims.verify → verify (retrieve a GroundingPack if only a query came; one verdict per claim) → claims.verdicts"""
+
+from ..models import ClaimVerifyRequest, ClaimVerifyResult
+from ..verification import grounding_for_query, judge_from_settings, verify_claims
+from .app import stage_agent
+from .deps import Deps
+
+
+@stage_agent("verify", source="claims.verify", sink="claims.verdicts")
+def verify(request: ClaimVerifyRequest, deps: Deps) -> ClaimVerifyResult:
+    judge = judge_from_settings(deps.settings, lambda: deps.llm)
+    return verify_claims(request, judge,
+                         lambda query, scope, k: grounding_for_query(query, scope, k, deps.search, deps.embedder),
+                         deps.policy.version, deps.chunks.index_version())

@@ -1,0 +1,73 @@
+"""Conflicts the offline verifier looks for in the supporting sentence: negation, direction, swapped roles."""
+
+from __future__ import annotations
+
+from ..text import normalize
+from .terms import claim_terms, evidence_keys, tokens
+
+NEGATIONS = frozenset(
+    "no not never none neither nor without cannot can't don't doesn't isn't aren't wasn't weren't won't "
+    "shouldn't mustn't needn't hasn't haven't didn't".split()
+)
+
+# Word roots with opposite direction; a claim with one side and evidence with only the other conflicts.
+ANTONYM_ROOTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("increas", "rais", "rise", "rose", "elevat", "higher", "greater", "gain"),
+     ("decreas", "reduc", "lower", "lessen", "declin", "drop", "fall", "fell", "diminish")),
+    (("superior", "better", "outperform"), ("inferior", "worse", "underperform")),
+    (("improv",), ("worsen", "deteriorat")),
+    (("more",), ("less", "fewer")),
+    (("before", "prior"), ("after", "following")),
+    (("require", "mandatory", "must", "obligat"), ("optional", "voluntary")),
+    (("allow", "permit", "accept"), ("prohibit", "forbid", "reject", "disallow")),
+    (("includ",), ("exclud",)),
+    (("maximum", "upper"), ("minimum", "lower")),
+)
+
+# Words that make a relation asymmetric: what stands on each side matters.
+ASYMMETRY_CUES = ("over", "than", "versus", "vs", "instead", "rather", "compared", "relative", "replac")
+
+
+def negated(text: str) -> bool:
+    """Odd number of negation cues: the sentence asserts the opposite of its bare content."""
+    return sum(normalize(t) in NEGATIONS for t in tokens(text)) % 2 == 1
+
+
+def _has_root(words: list[str], roots: tuple[str, ...]) -> bool:
+    return any(w.startswith(r) for w in words for r in roots)
+
+
+def direction_conflict(claim: str, evidence: str) -> str | None:
+    cw = [normalize(t) for t in tokens(claim)]
+    ew = [normalize(t) for t in tokens(evidence)]
+    for left, right in ANTONYM_ROOTS:
+        for mine, other in ((left, right), (right, left)):
+            if _has_root(cw, mine) and not _has_root(cw, other) and _has_root(ew, other) and not _has_root(ew, mine):
+                return f"claim says {'/'.join(mine)}… where the evidence says {'/'.join(other)}…"
+    return None
+
+
+def _split_at_cue(text: str) -> tuple[str, list[str], list[str]] | None:
+    words = [normalize(t) for t in tokens(text)]
+    for i, w in enumerate(words):
+        for cue in ASYMMETRY_CUES:
+            if w.startswith(cue) and (cue != "over" or w == "over"):
+                return cue, words[:i], words[i + 1:]
+    return None
+
+
+def swapped_roles(claim: str, evidence: str) -> str | None:
+    """'warfarin superior over apixaban' against 'apixaban superior over warfarin': same words, roles swapped."""
+    c, e = _split_at_cue(claim), _split_at_cue(evidence)
+    if not c or not e or c[0] != e[0]:
+        return None
+    names = {t.key for t in claim_terms(claim)}
+    c_left = set(evidence_keys(" ".join(c[1]))) & names
+    c_right = set(evidence_keys(" ".join(c[2]))) & names
+    e_left = set(evidence_keys(" ".join(e[1])))
+    e_right = set(evidence_keys(" ".join(e[2])))
+    moved_right = (c_left - e_left) & e_right
+    moved_left = (c_right - e_right) & e_left
+    if moved_right and moved_left:
+        return f"roles swapped around '{c[0]}': {sorted(moved_left)} vs {sorted(moved_right)}"
+    return None

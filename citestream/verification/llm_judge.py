@@ -1,0 +1,78 @@
+"""An LLM judge behind the same interface as the offline one, held to the same fail-closed rules.
+
+The model answers in JSON; a reply that is not that JSON, or a backend that is
+down, makes the claim ``unclear`` (LIVE mode of rag-loop-acceptance §4.3). A
+``pass`` the model gives is vetoed when the offline checks find a stated
+conflict (numbers, negation, direction, roles) in the evidence it cites.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..llm import LLMBackend, LLMError, TransientLLMError
+from ..models.retrieval import GroundingPack, GroundingChunk
+from ..models.verify import Claim, ClaimVerdict, EvidenceRef
+from .offline import conflicts, spans
+from .terms import claim_terms
+
+PROMPT = """You verify one claim against numbered evidence chunks. Use only the evidence.
+Answer with JSON only: {{"verdict": "pass" | "fail" | "unclear", "evidence": [{{"chunkId": "<chunk_id>", "quote": "<exact sentence>"}}], "rationale": "<one sentence>"}}
+- "pass": the evidence states the whole claim, including every number, actor, direction and entity.
+- "fail": the evidence states something that contradicts the claim.
+- "unclear": the evidence does not settle it. Cite no evidence you did not read here.
+
+### CLAIM
+{claim}
+
+### EVIDENCE
+{evidence}
+### END EVIDENCE
+"""
+
+
+def render_prompt(claim: Claim, pack: GroundingPack) -> str:
+    evidence = "\n".join(f"[chunk_id={c.chunk_id}]\n{' '.join(c.text.split())}" for c in pack.chunks)
+    return PROMPT.format(claim=claim.text, evidence=evidence)
+
+
+def _unclear(claim: Claim, why: str) -> ClaimVerdict:
+    return ClaimVerdict(claimId=claim.id, claim=claim.text, verdict="unclear", rationale=why)
+
+
+class LLMJudge:
+    def __init__(self, backend: LLMBackend):
+        self.backend = backend
+        self.name = f"llm:{backend.model_name}"
+
+    def judge(self, claim: Claim, pack: GroundingPack) -> ClaimVerdict:
+        if not pack.chunks:
+            return _unclear(claim, "no grounding chunks: nothing can support the claim")
+        try:
+            reply = self.backend.complete(render_prompt(claim, pack))
+            data = json.loads(reply.text)
+            verdict = ClaimVerdict(
+                claimId=claim.id, claim=claim.text, verdict=data["verdict"],
+                evidence=[EvidenceRef(chunkId=str(e["chunkId"]), quote=str(e.get("quote", "")))
+                          for e in data.get("evidence") or []],
+                rationale=str(data.get("rationale", ""))[:2000],
+            )
+        except (LLMError, TransientLLMError) as exc:
+            return _unclear(claim, f"judge unavailable: {exc}")
+        except (ValueError, KeyError, TypeError) as exc:
+            return _unclear(claim, f"judge reply broke its JSON contract: {type(exc).__name__}")
+        if verdict.verdict == "pass":
+            veto = _veto(claim, [c for c in pack.chunks if c.chunk_id in {e.chunkId for e in verdict.evidence}])
+            if veto:
+                return verdict.model_copy(update={"verdict": "fail", "rationale": f"offline veto: {veto}"})
+        return verdict
+
+
+def _veto(claim: Claim, cited: list[GroundingChunk]) -> str | None:
+    terms = claim_terms(claim.text)
+    for chunk in cited:
+        for span in spans(chunk, terms):
+            found = conflicts(claim.text, span)
+            if found:
+                return found
+    return None

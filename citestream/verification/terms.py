@@ -1,0 +1,114 @@
+"""Claim terms and the fuzzy matching the offline verifier uses to find them in evidence.
+
+Case matters here (``ALL`` the leukemia is not ``all`` the stopword; ``AFib`` is
+an acronym), so this tokenizer reads the raw text rather than ``text.words``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..text import STOPWORDS, normalize, stem
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’.][A-Za-z0-9]+)*")
+_PURE_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
+# Hedges and fillers a claim may add without changing what it asserts.
+HEDGES = frozenset("approximately about around roughly nearly almost generally typically usually".split())
+
+
+@dataclass(frozen=True)
+class Term:
+    raw: str      # as written
+    key: str      # normalised, stemmed
+    named: bool   # an acronym, a capitalised name or a token with digits: must be matched exactly
+
+
+def _clean(token: str) -> str:
+    token = token.replace("’", "'")
+    return token[:-2] if token.lower().endswith("'s") else token
+
+
+def tokens(text: str) -> list[str]:
+    return [_clean(t) for t in _TOKEN.findall(text)]
+
+
+def _is_named(token: str, first: bool) -> bool:
+    letters = [c for c in token if c.isalpha()]
+    if any(c.isdigit() for c in token):
+        return True
+    if len(letters) >= 2 and sum(c.isupper() for c in letters) >= 2:
+        return True  # ALL, AFib, CAR-T, DOACs
+    return token[:1].isupper() and not first
+
+
+def claim_terms(text: str) -> list[Term]:
+    """Meaning-bearing terms of a claim; pure numbers are left to the numeric check."""
+    out: list[Term] = []
+    seen: set[str] = set()
+    for i, tok in enumerate(tokens(text)):
+        low = normalize(tok)
+        if _PURE_NUMBER.match(low) or low in HEDGES:
+            continue
+        upper_acronym = tok.isupper() and len(tok) >= 2
+        if (low in STOPWORDS and not upper_acronym) or len(low) < 2:
+            continue
+        key = stem(low)
+        if key not in seen:
+            seen.add(key)
+            out.append(Term(tok, key, _is_named(tok, first=(i == 0))))
+    return out
+
+
+def evidence_keys(text: str) -> list[str]:
+    """Every evidence token, normalised and stemmed, with hyphenated tokens also split into parts."""
+    keys: list[str] = []
+    for tok in tokens(text):
+        low = normalize(tok)
+        keys.append(stem(low))
+        if "-" in low:
+            keys.extend(stem(p) for p in low.split("-") if p)
+    return keys
+
+
+def _fuzzy(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 5 and long_.startswith(short)
+
+
+def _acronym_in(term: Term, evidence_words: list[str]) -> bool:
+    """``AFib`` ⇒ atrial fibrillation, ``DOACs`` ⇒ direct oral anticoagulants: segments prefix consecutive words."""
+    raw = term.raw.rstrip("s") if term.raw.endswith("s") and term.raw[:-1].isupper() else term.raw
+    if not raw.isalpha() or sum(c.isupper() for c in raw) < 2:
+        return False
+    segments = [s.lower() for s in re.findall(r"[A-Z][a-z]*", raw)]
+    if not segments or "".join(segments) != raw.lower():
+        return False
+    content = [w for w in evidence_words if w not in STOPWORDS]
+    for start in range(len(content) - len(segments) + 1):
+        if all(content[start + j].startswith(seg) for j, seg in enumerate(segments)):
+            return True
+    return False
+
+
+def term_found(term: Term, keys: list[str], evidence_words: list[str]) -> bool:
+    if term.named:
+        # names and acronyms: exact (stemmed) match, hyphen parts, or an expanded acronym
+        if term.key in keys:
+            return True
+        parts = [stem(p) for p in term.key.split("-") if p]
+        if len(parts) > 1 and all(p in keys for p in parts):
+            return True
+        return _acronym_in(term, evidence_words)
+    if any(_fuzzy(term.key, k) for k in keys):
+        return True
+    parts = [stem(p) for p in term.key.split("-") if p]
+    return len(parts) > 1 and all(any(_fuzzy(p, k) for k in keys) for p in parts)
+
+
+def missing_terms(terms: list[Term], evidence: str) -> list[Term]:
+    keys = evidence_keys(evidence)
+    ev_words = [normalize(t) for t in tokens(evidence)]
+    return [t for t in terms if not term_found(t, keys, ev_words)]
