@@ -127,14 +127,29 @@ def cmd_worker(args) -> int:
 
 
 def cmd_ledger(args) -> int:
+    """`verify`: recompute the hash chain. `replay ID`: rebuild each prompt of a request, compare SHA-256."""
     from .store import Ledger, engine_for
 
-    report = Ledger(engine_for()).verify()
-    if report.ok:
-        print(f"ledger ok: {report.rows} rows, chain intact")
-        return 0
-    print(f"ledger BROKEN at row id {report.first_broken_id}: {report.reason}")
-    return 1
+    ledger = Ledger(engine_for())
+    if args.action == "verify":
+        report = ledger.verify()
+        if report.ok:
+            print(f"ledger ok: {report.rows} rows, chain intact")
+            return 0
+        print(f"ledger BROKEN at row id {report.first_broken_id}: {report.reason}")
+        return 1
+    if not args.request_id:
+        print("ledger replay needs a REQUEST_ID", file=sys.stderr)
+        return 2
+    results = ledger.replay(args.request_id)
+    if not results:
+        print(f"no ledger rows for request_id {args.request_id}")
+        return 2
+    for r in results:
+        state = "MATCH" if r.ok else "MISMATCH"
+        print(f"row {r.row_id} stage={r.stage} model={r.model} stored={r.stored_sha256} "
+              f"rebuilt={r.rebuilt_sha256 or '-'} {state}" + (f": {r.reason}" if r.reason else ""))
+    return 0 if all(r.ok for r in results) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,8 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loglevel", default="info")
     p.set_defaults(fn=cmd_worker)
 
-    p = sub.add_parser("ledger", help="audit ledger operations")
-    p.add_argument("action", choices=["verify"])
+    p = sub.add_parser("ledger", help="audit ledger: verify the hash chain, replay a request's prompts")
+    p.add_argument("action", choices=["verify", "replay"])
+    p.add_argument("request_id", nargs="?", help="for replay: the request whose prompts to rebuild")
     p.set_defaults(fn=cmd_ledger)
     return parser
 
