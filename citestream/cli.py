@@ -116,13 +116,33 @@ def cmd_ask(args) -> int:
 def cmd_worker(args) -> int:
     import faust
 
+    from . import metrics, reconcile
     from .streams import app
-    from .streams.deps import get_deps
+    from .streams.deps import get_deps, wait_for_servers
 
     logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    settings = get_settings()
+    wait_for_servers(settings, logging.getLogger("citestream.worker"))
+    metrics.serve(settings.metrics_port)
     get_deps().warm()
+    if settings.reconcile_after_s > 0:
+        app.task(reconcile.supervised)
     worker = faust.Worker(app, loglevel=args.loglevel, quiet=True)
     worker.execute_from_commandline()
+    return 0
+
+
+def cmd_reconcile(args) -> int:
+    import asyncio
+
+    from . import reconcile
+
+    logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    settings = get_settings()
+    if args.after is not None:
+        settings = settings.model_copy(update={"reconcile_after_s": args.after})
+    rec = asyncio.run(reconcile.run(settings, once_idle_s=args.once_idle))
+    print(f"reconciled: re-driven {rec.redriven}, answered as failed {rec.failed}, still open {len(rec.open)}")
     return 0
 
 
@@ -187,6 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("worker", help="run the stream agents")
     p.add_argument("--loglevel", default="info")
     p.set_defaults(fn=cmd_worker)
+
+    p = sub.add_parser("reconcile", help="re-drive questions that have no outcome (also runs inside the worker)")
+    p.add_argument("--after", type=float, help="seconds without progress before a re-drive (default from settings)")
+    p.add_argument("--once-idle", type=float, help="exit when nothing is open and no question came for this long")
+    p.add_argument("--loglevel", default="info")
+    p.set_defaults(fn=cmd_reconcile)
 
     p = sub.add_parser("ledger", help="audit ledger: verify the hash chain, replay a request's prompts")
     p.add_argument("action", choices=["verify", "replay"])

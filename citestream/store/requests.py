@@ -1,9 +1,16 @@
-"""Each request_id's progress through the flow, so an operator (and the reconciler) can see where it is."""
+"""Each request_id's progress through the flow, so an operator (and the reconciler) can see where it is.
+
+``history`` keeps the first time each state was reached (received, retrieved,
+filtered, assembled, generated, then answered / refused / failed); a terminal
+outcome is never overwritten, so a re-processed question cannot change its record.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import Engine, func, select
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.dialects.postgresql import JSONB, insert
 
 from .tables import requests
 
@@ -18,8 +25,10 @@ class RequestTracker:
              detail: str | None = None) -> None:
         """Record that ``request_id`` reached ``state``; a terminal state is never overwritten by a later stage."""
         outcome = state if state in TERMINAL else None
+        stamp = func.jsonb_build_object(state, func.now()).cast(JSONB)
         stmt = insert(requests).values(
             request_id=request_id, state=state, question=question, scope=scope, outcome=outcome, detail=detail,
+            history=stamp,
         )
         stmt = stmt.on_conflict_do_update(
             index_elements=[requests.c.request_id],
@@ -29,6 +38,8 @@ class RequestTracker:
                 "detail": func.coalesce(stmt.excluded.detail, requests.c.detail),
                 "question": func.coalesce(requests.c.question, stmt.excluded.question),
                 "scope": func.coalesce(requests.c.scope, stmt.excluded.scope),
+                # first arrival wins: the stored history stays on the right of ||
+                "history": stmt.excluded.history.op("||")(requests.c.history),
                 "updated_at": func.now(),
             },
             where=requests.c.outcome.is_(None),
@@ -40,3 +51,34 @@ class RequestTracker:
         with self.engine.connect() as conn:
             row = conn.execute(select(requests).where(requests.c.request_id == request_id)).mappings().first()
         return dict(row) if row else None
+
+    def outcomes(self, request_ids: list[str]) -> dict[str, dict]:
+        """State, outcome, last progress time and re-drive count of each known request among ``request_ids``."""
+        if not request_ids:
+            return {}
+        cols = [requests.c.request_id, requests.c.state, requests.c.outcome, requests.c.updated_at,
+                requests.c.redrives]
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(*cols).where(requests.c.request_id.in_(request_ids))).mappings().all()
+        return {r["request_id"]: dict(r) for r in rows}
+
+    def note_redrive(self, request_id: str) -> int:
+        """Count one re-drive (creating the row when the question never reached a stage); returns the count."""
+        stmt = insert(requests).values(request_id=request_id, state="redriven", redrives=1,
+                                       history=func.jsonb_build_object("redriven", func.now()).cast(JSONB))
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[requests.c.request_id],
+            set_={"redrives": requests.c.redrives + 1, "updated_at": func.now()},
+        ).returning(requests.c.redrives)
+        with self.engine.begin() as conn:
+            return conn.execute(stmt).scalar_one()
+
+    def stuck(self, older_than: datetime) -> list[str]:
+        """Requests without an outcome whose last progress is older than ``older_than``."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(requests.c.request_id).where(
+                requests.c.outcome.is_(None), requests.c.updated_at < older_than)).scalars().all()
+        return list(rows)
+
+
+__all__ = ["RequestTracker", "TERMINAL"]

@@ -91,5 +91,7 @@ requests = Table(
     Column("detail", Text, nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("history", JSONB, nullable=False, server_default="{}", comment="state -> first time it was reached"),
+    Column("redrives", Integer, nullable=False, server_default="0"),
     Index("requests_state_idx", "state"),
 )

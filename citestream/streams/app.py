@@ -18,9 +18,12 @@ import faust
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import OperationalError
 
+from .. import metrics
 from ..config import get_settings
 from ..models import DeadLetter
 from ..models.common import utcnow
+from ..reconcile import failure_answer
+from ..store.requests import TERMINAL
 from ..topics import REGISTRY, spec
 from .deps import Deps, get_deps
 
@@ -49,6 +52,7 @@ def kafka_topic(name: str) -> faust.TopicT:
 
 
 deadletter_topic = kafka_topic("qa.deadletter")
+answers_topic = kafka_topic("answers")
 
 
 class RecordRejected(Exception):
@@ -78,7 +82,14 @@ async def dead_letter(stage: str, source: str, event: faust.EventT, code: str, r
         offset=message.offset,
     )
     log.warning("dead-letter stage=%s code=%s request_id=%s: %s", stage, code, record.request_id, reason[:200])
-    await deadletter_topic.send(key=record.request_id.encode(), value=record.model_dump_json().encode())
+    metrics.DEAD_LETTERED.labels(stage, code).inc()
+    await _delivered(deadletter_topic, record.request_id, record.model_dump_json().encode())
+
+
+async def _delivered(topic: faust.TopicT, key: str, value: bytes) -> None:
+    """Send and wait for the broker's ack, so a state recorded afterwards never claims an unsent record."""
+    pending = await topic.send(key=key.encode(), value=value)
+    await pending
 
 
 async def _run_with_retry(fn: Callable, record: BaseModel, deps: Deps, stage: str):
@@ -86,11 +97,36 @@ async def _run_with_retry(fn: Callable, record: BaseModel, deps: Deps, stage: st
     delay = 0.5
     while True:
         try:
-            return await asyncio.to_thread(fn, record, deps)
+            result = await asyncio.to_thread(fn, record, deps)
+            metrics.DB_UP.set(1)
+            return result
         except OperationalError as exc:
+            metrics.DB_UP.set(0)
+            metrics.DB_RETRIES.labels(stage).inc()
             log.error("stage=%s database unavailable, retrying in %.1fs: %s", stage, delay, exc.orig)
             await asyncio.sleep(delay)
             delay = min(delay * 2, settings.stage_retry_max_s)
+
+
+QUESTION_FLOW = {"questions", "qa.facts", "qa.relevant", "qa.prompts", "qa.generations"}
+"""Sources whose records are a question on its way to `answers`: a stage error there still ends in an answer."""
+
+
+def _outcome_of(record: BaseModel, deps: Deps) -> str | None:
+    row = deps.tracker.get(record.request_id)
+    return row["outcome"] if row else None
+
+
+def _failure_answer(record: BaseModel, stage: str, reason: str, deps: Deps):
+    question, scope = getattr(record, "question", None), getattr(record, "scope", None)
+    if question is not None and not isinstance(question, str):  # a record carrying the whole QuestionEvent
+        question, scope = question.question, question.scope
+    if question is None or scope is None:
+        row = deps.tracker.get(record.request_id) or {}
+        question, scope = question or row.get("question") or "", scope or row.get("scope") or "MIXED"
+    return failure_answer(record.request_id, question, scope, f"STAGE_ERROR at {stage}: {reason}",
+                          policy_version=getattr(record, "policy_version", None) or settings.policy_version,
+                          index_version=getattr(record, "index_version", None), trace=getattr(record, "trace", []))
 
 
 def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseModel], str] | None = None):
@@ -109,6 +145,7 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
                 await _process(event)
 
         async def _process(event: faust.EventT) -> None:
+            metrics.RECEIVED.labels(stage).inc()
             try:
                 data = json.loads(event.value.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, AttributeError) as exc:
@@ -118,30 +155,61 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
             except ValidationError as exc:
                 rid = data.get("request_id") if isinstance(data, dict) and isinstance(data.get("request_id"), str) else None
                 return await dead_letter(stage, source, event, "SCHEMA_VIOLATION", _short(exc), rid)
-            started_at, started = utcnow(), time.monotonic()
             deps = get_deps()
+            if source == "questions" and await _run_with_retry(_outcome_of, record, deps, stage):
+                metrics.SKIPPED.labels(stage).inc()  # redelivered or re-published: already answered, never twice
+                log.info("stage=%s request_id=%s already has an outcome, skipped", stage, record.request_id)
+                return
+            started_at, started = utcnow(), time.monotonic()
             try:
                 out = await _run_with_retry(fn, record, deps, stage)
             except RecordRejected as exc:
                 return await dead_letter(stage, source, event, exc.code, exc.reason, record.request_id)
             except Exception as exc:  # a bug or a bad record: never stop the worker for it
                 log.exception("stage=%s failed request_id=%s", stage, record.request_id)
-                return await dead_letter(stage, source, event, "STAGE_ERROR", f"{type(exc).__name__}: {exc}",
-                                         record.request_id)
+                metrics.FAILED.labels(stage).inc()
+                reason = f"{type(exc).__name__}: {exc}"
+                await dead_letter(stage, source, event, "STAGE_ERROR", reason, record.request_id)
+                if source in QUESTION_FLOW:
+                    await _answer_failure(record, stage, reason, deps)
+                return
+            metrics.LATENCY.labels(stage).observe(time.monotonic() - started)
             try:
                 out.trace = [*out.trace, _timing(stage, started_at, started)]
                 payload = out_model.model_validate(out.model_dump()).model_dump_json().encode()
             except ValidationError as exc:
-                return await dead_letter(stage, source, event, "OUTPUT_CONTRACT", _short(exc), record.request_id)
-            await sink_topic.send(key=record.request_id.encode(), value=payload)
+                metrics.FAILED.labels(stage).inc()
+                await dead_letter(stage, source, event, "OUTPUT_CONTRACT", _short(exc), record.request_id)
+                if source in QUESTION_FLOW:
+                    await _answer_failure(record, stage, f"OUTPUT_CONTRACT: {_short(exc)}", deps)
+                return
+            await _delivered(sink_topic, record.request_id, payload)
+            metrics.PROCESSED.labels(stage).inc()
+            if getattr(out, "fallback_used", False) and stage == "retrieve":
+                metrics.FALLBACK.inc()
             if state_of is not None:
-                await asyncio.to_thread(deps.tracker.mark, record.request_id, state_of(out))
+                state = state_of(out)
+                await _run_with_retry(lambda r, d: d.tracker.mark(r.request_id, state), record, deps, stage)
+                if state in TERMINAL:
+                    metrics.OUTCOMES.labels(state).inc()
 
         agent.__name__ = agent.__qualname__ = f"{stage}_agent"
         app.agent(kafka_topic(source), name=f"citestream.{stage}")(agent)
         return fn
 
     return wire
+
+
+async def _answer_failure(record: BaseModel, stage: str, reason: str, deps: Deps) -> None:
+    """Publish the failure refusal on `answers` and record the request as failed."""
+    try:
+        answer = await _run_with_retry(lambda r, d: _failure_answer(r, stage, reason, d), record, deps, stage)
+        await _delivered(answers_topic, record.request_id, answer.model_dump_json().encode())
+        await _run_with_retry(lambda r, d: d.tracker.mark(r.request_id, "failed", detail=answer.failure_reason),
+                              record, deps, stage)
+        metrics.OUTCOMES.labels("failed").inc()
+    except Exception:  # the reconciler re-drives it later; the worker keeps going
+        log.exception("stage=%s could not publish the failure answer for request_id=%s", stage, record.request_id)
 
 
 def _timing(stage: str, started_at, started: float):

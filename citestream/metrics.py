@@ -1,0 +1,41 @@
+"""Prometheus metrics of the worker: what an operator needs to see that nothing is lost and nothing is stuck.
+
+Names are documented in docs/readme/reliability.md. The endpoint is served by
+``serve(port)`` from the worker process (``CITESTREAM_METRICS_PORT``, 0 = off).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+log = logging.getLogger("citestream.metrics")
+
+PROCESSED = Counter("citestream_stage_processed_total", "Records a stage turned into an output record", ["stage"])
+FAILED = Counter("citestream_stage_failed_total", "Valid records on which a stage raised (answered as a failure)",
+                 ["stage"])
+DEAD_LETTERED = Counter("citestream_stage_dead_lettered_total", "Records sent to qa.deadletter", ["stage", "reason"])
+RECEIVED = Counter("citestream_stage_received_total", "Records a stage read from its source topic", ["stage"])
+SKIPPED = Counter("citestream_stage_skipped_total", "Questions skipped because they already have an outcome",
+                  ["stage"])
+LATENCY = Histogram("citestream_stage_latency_seconds", "Time a stage function took on one record", ["stage"],
+                    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
+DB_RETRIES = Counter("citestream_db_retries_total", "Stage runs retried because the database was unavailable",
+                     ["stage"])
+DB_UP = Gauge("citestream_database_up", "1 while the last database call succeeded, 0 during an outage")
+FALLBACK = Counter("citestream_retrieval_fallback_total", "Questions answered from the fallback similarity floor")
+OUTCOMES = Counter("citestream_outcomes_total", "Terminal outcomes written to answers", ["outcome"])
+REDRIVEN = Counter("citestream_reconciler_redriven_total", "Questions the reconciler re-published")
+PENDING = Gauge("citestream_reconciler_pending", "Questions seen on `questions` without an outcome yet")
+CONSUMER_LAG = Gauge("citestream_consumer_lag", "Highwater minus committed offset per topic partition",
+                     ["topic", "partition"])
+
+
+def serve(port: int) -> bool:
+    """Start the /metrics HTTP endpoint on ``port``; returns False when disabled (port 0)."""
+    if port <= 0:
+        return False
+    start_http_server(port, addr="0.0.0.0")
+    log.info("metrics on http://0.0.0.0:%d/metrics", port)
+    return True

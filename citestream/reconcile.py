@@ -1,0 +1,187 @@
+"""The reconciler: every valid question on `questions` ends with an outcome, even when the stream layer drops it.
+
+faust has been seen to skip 1–5 messages after a restart (../shared/INFRA.md),
+so the flow does not trust it alone. The reconciler reads `questions` with its
+own consumer group, remembers every valid question that has no outcome in the
+``requests`` table yet, and after ``reconcile_after_s`` without progress
+re-publishes the original bytes under the same key. A question that already
+has an outcome is never re-published (and the retrieve agent skips it anyway).
+After ``reconcile_max_redrives`` re-drives the question is answered with the
+failure refusal, so nothing waits forever. Offsets are committed only up to
+the oldest question still open, so a restarted reconciler forgets nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.structs import OffsetAndMetadata
+from pydantic import ValidationError
+
+from . import metrics
+from .config import Settings, get_settings
+from .models import QuestionEvent, ValidatedAnswer
+from .models.common import REFUSAL_TEXT
+from .store import RequestTracker, engine_for
+
+log = logging.getLogger("citestream.reconcile")
+
+
+def failure_answer(request_id: str, question: str, scope: str, reason: str, *, policy_version: str,
+                   index_version: str | None = None, trace: list | None = None) -> ValidatedAnswer:
+    """The refusal a question gets when it cannot be processed: one outcome on `answers`, never silence."""
+    return ValidatedAnswer(
+        request_id=request_id, policy_version=policy_version, index_version=index_version, trace=list(trace or []),
+        question=question, scope=scope, status="refused", answer_text=REFUSAL_TEXT, classification="REFUSAL",
+        generation_status="FAILED", validation_status="FAILED", failure_reason=reason[:500],
+    )
+
+
+@dataclass
+class OpenQuestion:
+    key: bytes
+    value: bytes
+    question: QuestionEvent
+    seen_at: float  # wall-clock seconds when it was published
+    offsets: list[tuple[TopicPartition, int]] = field(default_factory=list)
+
+
+@dataclass
+class Reconciler:
+    """Plain state + two steps (``observe`` a message, ``sweep`` the open questions), driven by ``run``."""
+
+    settings: Settings
+    tracker: RequestTracker
+    open: dict[str, OpenQuestion] = field(default_factory=dict)
+    next_offset: dict[TopicPartition, int] = field(default_factory=dict)
+    redriven: int = 0
+    failed: int = 0
+
+    def observe(self, message) -> None:
+        tp = TopicPartition(message.topic, message.partition)
+        self.next_offset[tp] = message.offset + 1
+        try:
+            question = QuestionEvent.model_validate_json(message.value)
+        except (ValidationError, ValueError, TypeError):
+            return  # dead-lettered by the retrieve agent: its outcome is the dead-letter record
+        if message.key is not None and message.key.decode("utf-8", "replace") != question.request_id:
+            return  # a key that differs from the record's id is not a question we can account for
+        rid = question.request_id
+        entry = self.open.get(rid)
+        if entry is None:
+            entry = self.open[rid] = OpenQuestion(message.key or rid.encode(), message.value, question,
+                                                  message.timestamp / 1000 if message.timestamp else time.time())
+        entry.offsets.append((tp, message.offset))
+
+    def commit_offsets(self) -> dict[TopicPartition, int]:
+        """Per partition: the oldest offset still open, or everything read."""
+        commit = dict(self.next_offset)
+        for entry in self.open.values():
+            for tp, offset in entry.offsets:
+                commit[tp] = min(commit.get(tp, offset), offset)
+        return commit
+
+    def sweep(self, now: float | None = None) -> tuple[list[OpenQuestion], list[OpenQuestion]]:
+        """Close answered questions; return (to re-drive, to answer as failed) among the overdue ones."""
+        now = time.time() if now is None else now
+        known = self.tracker.outcomes(list(self.open))
+        redrive, give_up = [], []
+        for rid, entry in list(self.open.items()):
+            row = known.get(rid)
+            if row and row["outcome"]:
+                del self.open[rid]
+                continue
+            last_progress = max(entry.seen_at, row["updated_at"].timestamp() if row else 0.0)
+            if now - last_progress < self.settings.reconcile_after_s:
+                continue
+            if row and row["redrives"] >= self.settings.reconcile_max_redrives:
+                give_up.append(entry)
+            else:
+                redrive.append(entry)
+        metrics.PENDING.set(len(self.open))
+        return redrive, give_up
+
+
+async def _consumer(settings: Settings) -> AIOKafkaConsumer:
+    consumer = AIOKafkaConsumer(
+        settings.topic("questions"), bootstrap_servers=settings.bootstrap_servers,
+        group_id=f"{settings.app_id}-reconciler", enable_auto_commit=False, auto_offset_reset="earliest",
+        session_timeout_ms=int(settings.broker_session_timeout_s * 1000), heartbeat_interval_ms=1000,
+    )
+    await consumer.start()
+    return consumer
+
+
+async def run(settings: Settings | None = None, *, once_idle_s: float | None = None) -> Reconciler:
+    """Reconcile forever (or, with ``once_idle_s``, until nothing is open and no message came for that long)."""
+    settings = settings or get_settings()
+    rec = Reconciler(settings, RequestTracker(engine_for(settings.database_url)))
+    consumer = await _consumer(settings)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all")
+    await producer.start()
+    log.info("reconciler started: re-drive after %.0fs without progress, at most %d times",
+             settings.reconcile_after_s, settings.reconcile_max_redrives)
+    last_sweep = last_message = time.monotonic()
+    try:
+        while True:
+            batches = await consumer.getmany(timeout_ms=1000, max_records=2000)
+            for messages in batches.values():
+                for message in messages:
+                    rec.observe(message)
+                    last_message = time.monotonic()
+            if time.monotonic() - last_sweep >= settings.reconcile_interval_s:
+                last_sweep = time.monotonic()
+                await _sweep(rec, producer, consumer)
+                if once_idle_s is not None and not rec.open and time.monotonic() - last_message > once_idle_s:
+                    return rec
+    finally:
+        await producer.stop()
+        await consumer.stop()
+
+
+async def _sweep(rec: Reconciler, producer: AIOKafkaProducer, consumer: AIOKafkaConsumer) -> None:
+    try:
+        redrive, give_up = await asyncio.to_thread(rec.sweep)
+    except Exception as exc:  # database away: try again next sweep
+        log.error("reconciler cannot read requests (%s); retrying next sweep", exc)
+        return
+    settings = rec.settings
+    for entry in redrive:
+        count = await asyncio.to_thread(rec.tracker.note_redrive, entry.question.request_id)
+        await producer.send_and_wait(settings.topic("questions"), value=entry.value, key=entry.key)
+        rec.redriven += 1
+        metrics.REDRIVEN.inc()
+        log.warning("re-drove request_id=%s (no outcome after %.0fs; re-drive %d)",
+                    entry.question.request_id, settings.reconcile_after_s, count)
+    for entry in give_up:
+        q = entry.question
+        answer = failure_answer(q.request_id, q.question, q.scope, "RECONCILER: no outcome after "
+                                f"{settings.reconcile_max_redrives} re-drives", policy_version=settings.policy_version)
+        await producer.send_and_wait(settings.topic("answers"), value=answer.model_dump_json().encode(), key=entry.key)
+        await asyncio.to_thread(rec.tracker.mark, q.request_id, "failed", detail=answer.failure_reason)
+        rec.failed += 1
+        metrics.OUTCOMES.labels("failed").inc()
+        log.error("request_id=%s answered as failed after %d re-drives", q.request_id, settings.reconcile_max_redrives)
+    commit = {tp: OffsetAndMetadata(offset, "") for tp, offset in rec.commit_offsets().items()
+              if tp in consumer.assignment()}
+    if commit:
+        try:
+            await consumer.commit(commit)
+        except Exception as exc:  # a rebalance: the new owner re-reads from the last commit
+            log.warning("reconciler commit skipped: %s", exc)
+
+
+async def supervised() -> None:
+    """The worker's background task: run the reconciler, restarting it after any error (never stop the worker)."""
+    while True:
+        try:
+            await run()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("reconciler stopped; restarting in 5s")
+            await asyncio.sleep(5)

@@ -1,0 +1,244 @@
+"""Fixtures and helpers for the reliability suites: private servers, worker processes, answer collection.
+
+Fault tests stop Postgres and take the broker away, so they never use the shared
+servers: each module gets its own embedded Postgres and broker on free ports
+under pytest's tmp_path, and every worker it spawns is pointed at them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from citestream.config import PROJECT_ROOT, Settings
+from citestream.infra.broker import EmbeddedBroker
+from citestream.infra.postgres import EmbeddedPostgres
+from citestream.models import QuestionEvent
+
+from .conftest import WorkerProcess, new_request_id
+
+# The smoke documents answer these (and refuse the last): a mix like real traffic.
+QUESTIONS = [
+    "By how much do DOACs such as apixaban reduce stroke risk in atrial fibrillation?",
+    "What complete remission rates has CD19 CAR-T cell therapy achieved in ALL?",
+    "What does lecanemab target in early Alzheimer's disease?",
+    "What is the boiling point of liquid nitrogen at sea level?",
+]
+
+
+def free_port(start: int) -> int:
+    for port in range(start, start + 100):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) != 0:
+                return port
+    raise RuntimeError(f"no free port in {start}..{start + 99}")
+
+
+@dataclass
+class PrivateStack:
+    """One private Postgres and broker, and the environment a worker needs to use them."""
+
+    root: Path
+    pg: EmbeddedPostgres
+    broker: EmbeddedBroker
+    prefix: str = "fault."
+    database: str = "citestream_fault"
+
+    @property
+    def database_url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.pg.port}/{self.database}"
+
+    @property
+    def settings(self) -> Settings:
+        return Settings(broker_url=f"kafka://127.0.0.1:{self.broker.port}", database_url=self.database_url,
+                        topic_prefix=self.prefix, app_id=f"citestream-{self.prefix.strip('.')}",
+                        pg_port=self.pg.port, broker_port=self.broker.port)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        s = self.settings
+        return {
+            "CITESTREAM_DATABASE_URL": s.database_url, "CITESTREAM_BROKER_URL": s.broker_url,
+            "CITESTREAM_PG_PORT": str(s.pg_port), "CITESTREAM_BROKER_PORT": str(s.broker_port),
+            "CITESTREAM_TOPIC_PREFIX": s.topic_prefix, "CITESTREAM_APP_ID": s.app_id,
+            "CITESTREAM_RECONCILE_AFTER_S": "25", "CITESTREAM_RECONCILE_INTERVAL_S": "2",
+            "CITESTREAM_STAGE_RETRY_MAX_S": "2", "HF_HUB_OFFLINE": "1", **extra,
+        }
+
+    def prepare(self) -> None:
+        """Database migrated, topics created, smoke documents ingested."""
+        self.pg.ensure_database(self.database)
+        subprocess.run([sys.executable, "-m", "citestream", "migrate"], check=True, cwd=PROJECT_ROOT,
+                       env={**os.environ, **self.env()}, capture_output=True)
+        self.create_topics()
+        ingest_smoke(self.database_url)
+
+    def create_topics(self) -> None:
+        from citestream.topics import create_topics
+
+        create_topics(self.settings.bootstrap_servers, self.prefix)
+
+    def worker(self, log_path: Path, **extra: str) -> WorkerProcess:
+        return WorkerProcess(log_path, env=self.env(**extra))
+
+    def stop(self) -> None:
+        self.broker.stop()
+        self.pg.stop()
+
+
+def ingest_smoke(database_url: str) -> None:
+    from citestream.demo_pdfs import smoke_dataset
+    from citestream.embedding import get_embedder
+    from citestream.ingest import from_text, ingest_document
+    from citestream.store import ChunkStore, engine_for
+
+    store, embedder = ChunkStore(engine_for(database_url)), get_embedder()
+    for doc in smoke_dataset()["documents"]:
+        ingest_document(from_text(doc["docId"], doc["text"], doc["title"], doc["source"], doc["metadata"]),
+                        store, embedder)
+
+
+@pytest.fixture(scope="module")
+def private_stack(tmp_path_factory):
+    root = tmp_path_factory.mktemp("private-stack")
+    stack = PrivateStack(root, EmbeddedPostgres(root, free_port(55500)), EmbeddedBroker(root, free_port(59500)))
+    stack.pg.start()
+    stack.broker.start()
+    try:
+        stack.prepare()
+        yield stack
+    finally:
+        stack.stop()
+
+
+def make_questions(n: int, prefix: str = "f") -> list[QuestionEvent]:
+    return [QuestionEvent(request_id=new_request_id(f"{prefix}{i}"), question=QUESTIONS[i % len(QUESTIONS)])
+            for i in range(n)]
+
+
+async def publish(settings: Settings, records: list[QuestionEvent], per_second: float | None = None) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", linger_ms=5)
+    await producer.start()
+    try:
+        for record in records:
+            await producer.send(settings.topic("questions"), value=record.model_dump_json().encode(),
+                                key=record.request_id.encode())
+            if per_second:
+                await asyncio.sleep(1 / per_second)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def end_offsets(settings: Settings, topic: str) -> dict[int, int]:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    from citestream.topics import REGISTRY
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers)
+    await consumer.start()
+    try:
+        tps = [TopicPartition(settings.topic(topic), p) for p in range(REGISTRY[topic].partitions)]
+        return {tp.partition: off for tp, off in (await consumer.end_offsets(tps)).items()}
+    finally:
+        await consumer.stop()
+
+
+class AnswerLog:
+    """Every record on `answers` since ``since``, grouped by key: what a consumer deduplicating by key sees."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[dict]] = {}
+
+    def add(self, key: str, value: bytes) -> None:
+        import json
+
+        self.by_key.setdefault(key, []).append(json.loads(value))
+
+    @property
+    def duplicates(self) -> int:
+        return sum(len(v) - 1 for v in self.by_key.values())
+
+    def differing(self) -> list[str]:
+        """Keys whose copies differ in content (the trace's timings are not content)."""
+        return [k for k, copies in self.by_key.items() if len({_content(c) for c in copies}) > 1]
+
+
+def _content(answer: dict) -> str:
+    import json
+
+    return json.dumps({k: v for k, v in answer.items() if k != "trace"}, sort_keys=True)
+
+
+async def collect_answers(settings: Settings, since: dict[int, int], wanted: set[str], timeout_s: float,
+                          during=None) -> AnswerLog:
+    """Read `answers` from ``since`` until every ``wanted`` key has an answer (or timeout).
+
+    ``during(log)`` is awaited after each poll: the test's chance to kill or restart something mid-flight.
+    """
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    from citestream.topics import REGISTRY
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
+    await consumer.start()
+    log = AnswerLog()
+    try:
+        tps = [TopicPartition(settings.topic("answers"), p) for p in range(REGISTRY["answers"].partitions)]
+        consumer.assign(tps)
+        for tp in tps:
+            consumer.seek(tp, since.get(tp.partition, 0))
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not wanted <= log.by_key.keys():
+            for messages in (await consumer.getmany(timeout_ms=500)).values():
+                for m in messages:
+                    log.add(m.key.decode(), m.value)
+            if during is not None:
+                await during(log)
+        # a short grace period for duplicates still on their way
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            for messages in (await consumer.getmany(timeout_ms=500)).values():
+                for m in messages:
+                    log.add(m.key.decode(), m.value)
+    finally:
+        await consumer.stop()
+    return log
+
+
+def scrape_metrics(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        return r.read().decode()
+
+
+def metric_value(text: str, name: str, **labels: str) -> float:
+    """Sum of the samples of ``name`` whose labels include ``labels``."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name) or line.startswith("#"):
+            continue
+        head, _, value = line.rpartition(" ")
+        series, _, label_text = head.partition("{")
+        if series != name:
+            continue
+        if all(f'{k}="{v}"' in label_text for k, v in labels.items()):
+            total += float(value)
+    return total
+
+
+def wait_for_log(worker: WorkerProcess, needle: bytes, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while needle not in worker.log_path.read_bytes():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{needle!r} not in worker log:\n{worker.log_path.read_text()[-3000:]}")
+        time.sleep(0.3)
