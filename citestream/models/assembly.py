@@ -2,34 +2,92 @@
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from .common import Contract, Envelope, Scope
 
+_SAFE_ID = re.compile(r"^[^\s|\[\]]+$")  # ids go inside the evidence header: no spaces, bars or brackets
+_SAFE_PDF = re.compile(r"^[^\x00-\x1f\x7f|\[\]#]+$")
+
+DropCode = Literal[
+    "DROP_DUP", "DROP_BUDGET", "DROP_PER_KNOWLEDGE_CAP", "DROP_EMPTY_AFTER_SANITIZE",
+    "DROP_BELOW_SIMILARITY_FLOOR", "DROP_MAX_CHUNKS", "DROP_UNSAFE_STRUCTURE",
+]
+
 
 class RetrievalResult(Contract):
-    """R2.0A: one row of the retrieval_bundle the assembler accepts."""
+    """R2.0A: one row of the retrieval_bundle. Strict types: a rank "3" or a score "0.5" is a contract break.
 
-    chunk_id: str
-    knowledge_id: str
+    ``pdf`` and ``page`` make the evidence header's ``source`` (``<pdf>#page=<n>``).
+    """
+
+    chunk_id: str = Field(min_length=1)
+    knowledge_id: str = Field(min_length=1)
     chunk_text: str
     rank: int
     similarity_score: float
-    pdf: str
-    page: int
+    pdf: str = Field(min_length=1)
+    page: int = Field(ge=1)
+
+    @field_validator("rank", "page", mode="before")
+    @classmethod
+    def _integer(cls, value: object) -> object:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError("must be an integer")
+        return value
+
+    @field_validator("rank")
+    @classmethod
+    def _non_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError("rank starts at 0")
+        return value
+
+    @field_validator("similarity_score", mode="before")
+    @classmethod
+    def _number(cls, value: object) -> object:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    @field_validator("chunk_text", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> object:
+        if not isinstance(value, str):
+            raise ValueError("chunk_text must be text, not null")
+        return value
+
+    @field_validator("chunk_id", "knowledge_id")
+    @classmethod
+    def _header_safe_id(cls, value: str) -> str:
+        if not _SAFE_ID.match(value):
+            raise ValueError("ids may not contain whitespace, '|', '[' or ']' (they go into the evidence header)")
+        return value
+
+    @field_validator("pdf")
+    @classmethod
+    def _header_safe_pdf(cls, value: str) -> str:
+        if not _SAFE_PDF.match(value):
+            raise ValueError("pdf may not contain control characters, '|', '[', ']' or '#'")
+        return value
 
 
 class SelectedEvidence(Contract):
+    """One chunk that made it into the prompt, under its anchor. ``sanitized_text`` is what the prompt shows."""
+
     chunk_id: str
     knowledge_id: str
     rank: int
     similarity_score: float
     citation_anchor: str = Field(pattern=r"^C\d+$")
-    sanitized_text: str
+    sanitized_text: str = Field(min_length=1)
     pdf: str
     page: int = Field(ge=1)
+    truncated: bool = Field(False, description="Cut at a sentence or word boundary by the per-chunk token cap")
 
     @property
     def source(self) -> str:
@@ -38,13 +96,12 @@ class SelectedEvidence(Contract):
 
 class DropRecord(Contract):
     chunk_id: str
-    code: Literal[
-        "DROP_DUP", "DROP_BUDGET", "DROP_PER_KNOWLEDGE_CAP", "DROP_EMPTY_AFTER_SANITIZE",
-        "DROP_BELOW_SIMILARITY_FLOOR", "DROP_MAX_CHUNKS", "DROP_CHUNK_TOKEN_CAP",
-    ]
+    code: DropCode
 
 
 class AssemblyMetrics(Contract):
+    """R2.2 'Selection metrics': counts per drop code, tokens, truncation."""
+
     retrieved_k: int
     selected_k: int
     dedup_dropped_count: int = 0
@@ -52,34 +109,50 @@ class AssemblyMetrics(Contract):
     per_knowledge_cap_dropped_count: int = 0
     empty_dropped_count: int = 0
     below_floor_dropped_count: int = 0
+    max_chunks_dropped_count: int = 0
+    unsafe_dropped_count: int = 0
     evidence_token_count: int = 0
+    chunk_token_cap: int = 0
     truncation_applied: bool = False
-    drops: list[DropRecord] = Field(default_factory=list)
+    truncated_chunk_ids: list[str] = Field(default_factory=list)
+    drop_reason_codes: list[DropCode] = Field(default_factory=list, description="Distinct codes, sorted")
+    drops: list[DropRecord] = Field(default_factory=list, description="Every drop, in the order it was decided")
 
 
 class AssemblyTrace(Contract):
-    index_version: str
-    policy_version: str
-    embedding_model: str
-    tokenizer: str
-    retrieval_top_k: int
+    """R2.0B trace fields. Nullable so a FAILED bundle can say which one was missing; OK needs all of them."""
+
+    index_version: str | None
+    policy_version: str | None
+    embedding_model: str | None
+    tokenizer: str | None
+    retrieval_top_k: int | None
     thresholds: dict[str, float]
+    selection_policy: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="The frozen SelectionPolicy values the bundle was built under")
+
+    def missing(self) -> list[str]:
+        names = ["index_version", "policy_version", "embedding_model", "tokenizer", "retrieval_top_k"]
+        return [n for n in names if getattr(self, n) in (None, "")]
 
 
 class AnswerBundle(Contract):
-    """R2.0B. Hard fails: OK without evidence_block_text or without an anchor for every selected chunk."""
+    """R2.0B. Hard fails: missing trace fields; OK without evidence_block_text or without an anchor per chunk."""
 
     request_id: str
     assembly_status: Literal["OK", "NO_EVIDENCE", "FAILED"]
     selected_evidence: list[SelectedEvidence] = Field(default_factory=list)
     evidence_block_text: str = ""
+    evidence_block_sha256: str | None = None
     anchor_map: dict[str, str] = Field(default_factory=dict, description="C{n} -> chunk_id")
     trace: AssemblyTrace
     assembly_metrics: AssemblyMetrics
     failure_reason: str | None = None
 
     @model_validator(mode="after")
-    def _ok_is_complete(self) -> "AnswerBundle":
+    def _hard_fails(self) -> "AnswerBundle":
+        if self.assembly_status != "FAILED" and self.trace.missing():
+            raise ValueError(f"missing trace fields: {', '.join(self.trace.missing())}")
         if self.assembly_status == "OK":
             if not self.evidence_block_text or not self.selected_evidence:
                 raise ValueError("assembly_status OK requires selected evidence and evidence_block_text")
@@ -89,6 +162,10 @@ class AnswerBundle(Contract):
             expected = [f"C{i}" for i in range(len(self.selected_evidence))]
             if [e.citation_anchor for e in self.selected_evidence] != expected:
                 raise ValueError("anchors must be C0.. in evidence order")
+        elif self.selected_evidence or self.evidence_block_text or self.anchor_map:
+            raise ValueError(f"a {self.assembly_status} bundle carries no evidence, evidence block or anchors")
+        if self.assembly_status == "FAILED" and not self.failure_reason:
+            raise ValueError("a FAILED bundle says why")
         return self
 
     def evidence_for(self, anchor: str) -> SelectedEvidence | None:
@@ -96,10 +173,13 @@ class AnswerBundle(Contract):
 
 
 class PromptTokens(Contract):
+    """PB3/PB4 split; ``total_prompt_tokens`` includes the reserved output tokens."""
+
     system_tokens: int = 0
     safety_tokens: int = 0
     evidence_tokens: int = 0
     question_tokens: int = 0
+    output_format_tokens: int = 0
     reserved_output_tokens: int = 0
     total_prompt_tokens: int = 0
 
@@ -107,10 +187,21 @@ class PromptTokens(Contract):
 class PromptBuildResult(Contract):
     build_status: Literal["OK", "NO_EVIDENCE", "FAILED"]
     template_version: str
+    template_sha256: str | None = None
     prompt_text: str = ""
     prompt_sha256: str | None = None
+    allowed_anchors: list[str] = Field(default_factory=list, description="The [C#] markers an answer may use")
     tokens: PromptTokens = Field(default_factory=PromptTokens)
+    rebuilds: int = Field(0, ge=0, description="Evidence rebuilds the final budget validation (PB4) needed")
     failure_reason: str | None = None
+
+    @model_validator(mode="after")
+    def _ok_has_prompt(self) -> "PromptBuildResult":
+        if self.build_status == "OK" and (not self.prompt_text or not self.prompt_sha256):
+            raise ValueError("build_status OK requires prompt_text and prompt_sha256")
+        if self.build_status != "OK" and (self.prompt_text or self.prompt_sha256):
+            raise ValueError(f"a {self.build_status} build has an empty prompt")
+        return self
 
 
 class PromptRecord(Envelope):

@@ -1,0 +1,112 @@
+"""Phase B, local mode (qa-contract-v1 Phase B): drop artifacts, keep question-relevant facts, dedupe, cap.
+
+Rules (general, measured on the shape of the corpus, never on known questions):
+
+* artifacts: fewer than 5 words (running headers, footers, page numbers);
+  mostly numbers (tables of figures, line-number runs); a run of consecutive
+  integers making up a large share of the words (line-numbered drafts with
+  little text); tables of contents (two or more dot leaders, or one with a
+  "table of contents" heading); contact boilerplate (two or more of e-mail,
+  web address, phone number: "additional copies are available from ...");
+* relevance: the fact must share a content term (stemmed, no stopwords) with
+  the question, and when the question has specific terms, at least one of
+  them: sharing only generic regulatory words ("FDA", "guidance", "drug")
+  is not relevance;
+* duplicates: the same normalised similarity key (the first 40 normalised
+  words: case, punctuation, spacing and hyphenation differences vanish) as a
+  better-scored fact;
+* at most ``max_context_chunks``, best Phase A score first (facts keep their
+  Phase A order and scores).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..models import Fact
+from ..models.filtering import DroppedFact
+from ..text import content_terms, stem, words
+
+MIN_WORDS = 5
+KEY_WORDS = 40
+_DOT_LEADER = re.compile(r"(?:\.\s?){5,}|(?:…\s?){2,}")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
+_PHONE = re.compile(r"\b\d{3}[-. ]\d{3}[-. ]\d{4}\b")
+GENERIC_TERMS = frozenset(stem(w) for w in """
+    fda ich agency guidance guideline industry drug drugs product products information requirement requirements
+    regulatory regulation regulations recommend recommendation recommendations section sections include includes
+    use used using should would need needs general
+""".split())
+
+
+def _integer_run(tokens: list[str]) -> int:
+    """Longest chain of integers n, n+1, n+2, ... appearing in order among the tokens."""
+    best = run = 0
+    previous = None
+    for token in tokens:
+        if not token.isdigit():
+            continue
+        value = int(token)
+        run = run + 1 if previous is not None and value == previous + 1 else 1
+        previous = value
+        best = max(best, run)
+    return best
+
+
+def artifact_reason(quote: str) -> str | None:
+    """Why ``quote`` is a page artifact rather than a fact, or None."""
+    tokens = words(quote)
+    if len(tokens) < MIN_WORDS:
+        return "too short"
+    numeric = sum(t.replace(".", "").replace(",", "").isdigit() for t in tokens)
+    if numeric / len(tokens) > 0.5:
+        return "mostly numbers"
+    run = _integer_run(tokens)
+    if run >= 5 and run / len(tokens) >= 0.2:
+        return "line-number run"
+    leaders = len(_DOT_LEADER.findall(quote))
+    if leaders >= 2 or (leaders and "table of contents" in " ".join(tokens)):
+        return "table of contents"
+    contacts = sum(bool(p.search(quote)) for p in (_EMAIL, _URL, _PHONE))
+    if contacts >= 2:
+        return "contact boilerplate"
+    return None
+
+
+def is_artifact(quote: str) -> bool:
+    return artifact_reason(quote) is not None
+
+
+def similarity_key(quote: str) -> str:
+    """Normalised first words: two quotes with the same key are the same passage."""
+    return " ".join(words(quote)[:KEY_WORDS])
+
+
+def relevance_reason(question_terms: set[str], quote: str) -> str | None:
+    """None when the quote is relevant; else the drop reason."""
+    shared = question_terms & content_terms(quote)
+    if not shared:
+        return "NO_TERM_OVERLAP"
+    specific = question_terms - GENERIC_TERMS
+    if specific and not shared & specific:
+        return "OFF_TOPIC"
+    return None
+
+
+def local_filter(question: str, facts: list[Fact], max_context_chunks: int) -> tuple[list[Fact], list[DroppedFact]]:
+    question_terms = content_terms(question)
+    kept: list[Fact] = []
+    dropped: list[DroppedFact] = []
+    seen: set[str] = set()
+    for fact in facts:
+        key = similarity_key(fact.quote)
+        reason = ("ARTIFACT" if is_artifact(fact.quote) else relevance_reason(question_terms, fact.quote)
+                  or ("DUPLICATE" if key in seen else None)
+                  or ("MAX_CONTEXT_CHUNKS" if len(kept) >= max_context_chunks else None))
+        if reason:
+            dropped.append(DroppedFact(chunk_id=fact.chunk_id, reason=reason))
+        else:
+            seen.add(key)
+            kept.append(fact)
+    return kept, dropped
