@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = 64
     policy_version: str = "qa-v1+R2_POLICY_V1"
+    filter_mode: str = Field("local", description="Phase B filter: local | llm (falls back to local)")
 
     # Generation
     llm_backend: str = Field("extractive", description="extractive | openai")

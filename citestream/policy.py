@@ -29,7 +29,12 @@ class RetrievalPolicy:
 
 @dataclass(frozen=True)
 class SelectionPolicy:
-    """answer-assembly-contract R2.2 'Selection Policy Snapshot Used'."""
+    """answer-assembly-contract R2.2 'Selection Policy Snapshot Used' (R2_POLICY_V1), frozen.
+
+    ``min_similarity`` is the selection floor: the qa-contract fallback floor
+    (0.18), so evidence retrieval accepted through its fallback gate is not
+    dropped again here. Any change to a value is a new ``policy_version``.
+    """
 
     policy_version: str = "R2_POLICY_V1"
     max_chunks: int = 6
@@ -43,6 +48,24 @@ class SelectionPolicy:
     sanitization_mode: str = "safe_normalize_v1"
     strict_no_evidence: bool = True
     min_similarity: float = 0.18
+
+    def __post_init__(self) -> None:
+        if self.ordering_mode != "rank_strict" or self.sanitization_mode != "safe_normalize_v1":
+            raise ValueError("only ordering_mode rank_strict and sanitization_mode safe_normalize_v1 are implemented")
+        if not (0 < self.max_chunk_token_ratio <= 1 and 0 < self.overlap_ratio_threshold <= 1):
+            raise ValueError("ratios must be in (0, 1]")
+        if min(self.max_chunks, self.max_chunks_per_knowledge_id, self.max_evidence_tokens) < 1:
+            raise ValueError("chunk and token limits must be positive")
+        if self.max_evidence_tokens + self.reserved_output_tokens >= self.max_total_prompt_tokens:
+            raise ValueError("evidence plus reserved output must leave room for instructions and the question")
+
+    @property
+    def chunk_token_cap(self) -> int:
+        """Per-chunk cap: no chunk may take more than this share of the evidence budget."""
+        return int(self.max_chunk_token_ratio * self.max_evidence_tokens)
+
+    def snapshot(self) -> dict[str, str | int | float | bool]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
