@@ -1,0 +1,69 @@
+"""``citestream eval``: run golden sets through the pipeline, score, gate, write the report and the plots."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .gates import evaluate_gates
+from .report import EvalReport, SetReport, compare, load_json, render, write_json
+from .score import breakdown, fetch_chunk_texts, metrics, score_item
+from .sets import BASELINE_SET, PERTURB_SET, GoldenItem, load_set, set_name
+
+
+def role_of(items: Sequence[GoldenItem]) -> str:
+    """A set of perturbations is gated as ``perturb``; anything else as ``baseline``."""
+    return "perturb" if any(i.perturbation for i in items) else "baseline"
+
+
+def score_set(name: str, items: Sequence[GoldenItem], replies, engine) -> SetReport:
+    chunk_ids = [s.chunk_id for answer, _ in replies.values() for s in answer.sentences]
+    texts = fetch_chunk_texts(engine, chunk_ids)
+    results = [score_item(item, *(replies.get(item.id) or (None, None)), chunk_texts=texts) for item in items]
+    return SetReport(name=name, role=role_of(items), metrics=metrics(results),
+                     per_category=breakdown(results, "category"), per_perturbation=breakdown(results, "perturbation"),
+                     items=results)
+
+
+def evaluate(set_paths: Sequence[Path], through: str, timeout_s: float | None = None) -> EvalReport:
+    """Run and score every set; the gates are those of the roles present."""
+    from ..streams.deps import get_deps
+    from .run import run_inprocess, run_kafka
+
+    deps = get_deps()
+    sets: dict[str, SetReport] = {}
+    versions: tuple[str | None, str | None] = (None, None)
+    for path in set_paths:
+        items = load_set(path)
+        replies = run_kafka(items, timeout_s, deps.settings) if through == "kafka" else run_inprocess(items, deps)
+        sets[set_name(path)] = score_set(set_name(path), items, replies, deps.engine)
+        for answer, _ in replies.values():
+            versions = (answer.policy_version, answer.index_version)
+            break
+    gates = evaluate_gates({s.role: s.metrics for s in sets.values()})
+    return EvalReport(through=through, policy_version=versions[0], index_version=versions[1], sets=sets, gates=gates)
+
+
+def cmd_eval(args) -> int:
+    """Exit 0 when every gate passes, 1 on a breach (unless --no-gates), 2 on a usage error."""
+    if args.compare:
+        old, new = (load_json(p) for p in args.compare)
+        print(compare(old, new), end="")
+        return 0
+    paths = [Path(p) for p in args.set] if args.set else [BASELINE_SET, PERTURB_SET]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        print(f"no such set: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    report = evaluate(paths, args.through, args.timeout)
+    out = Path(args.out)
+    json_path = write_json(report, out / f"eval-{args.through}.json")
+    from .plot import plot_set
+
+    pngs = [plot_set(s, out / f"eval-{args.through}-{name}.png") for name, s in report.sets.items()]
+    print(render(report))
+    print(f"\nreport: {json_path}\nplots: {', '.join(map(str, pngs))}")
+    if args.no_gates:
+        return 0
+    return 0 if report.gates_passed else 1

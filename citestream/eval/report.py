@@ -1,0 +1,103 @@
+"""The eval report: one JSON document for a run (every set, its metrics, items and the gates), a table, a diff."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from .gates import GateResult, gate_lines
+from .score import ItemResult
+
+TABLE_METRICS = ("pass_rate", "answerable_pass_rate", "correct_refusal", "incorrect_refusal", "hallucination",
+                 "citation_precision", "phase_a_fallback_used_count", "phase_a_fallback_used_rate",
+                 "fallback_used_rate_answerable", "no_reply_count", "latency_p50_s")
+
+
+class SetReport(BaseModel):
+    name: str
+    role: str = Field(description="baseline or perturb: which gates apply")
+    metrics: dict[str, float | int]
+    per_category: dict[str, dict[str, float | int]]
+    per_perturbation: dict[str, dict[str, float | int]] = Field(default_factory=dict)
+    items: list[ItemResult]
+
+
+class EvalReport(BaseModel):
+    through: str
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    policy_version: str | None = None
+    index_version: str | None = None
+    sets: dict[str, SetReport]
+    gates: list[GateResult] = Field(default_factory=list)
+
+    @property
+    def gates_passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+
+def write_json(report: EvalReport, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report.model_dump_json(indent=2) + "\n")
+    return path
+
+
+def load_json(path: str | Path) -> EvalReport:
+    return EvalReport.model_validate_json(Path(path).read_text())
+
+
+def _fmt(value) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def render(report: EvalReport) -> str:
+    """Metrics side by side per set, pass rate per category, the failed items, then the gates."""
+    names = list(report.sets)
+    width = max(len(m) for m in TABLE_METRICS) + 2
+    lines = [f"eval through {report.through} (policy {report.policy_version}, index {report.index_version})", "",
+             "metric".ljust(width) + "".join(n.rjust(22) for n in names)]
+    for metric in TABLE_METRICS:
+        lines.append(metric.ljust(width) + "".join(_fmt(report.sets[n].metrics.get(metric, "")).rjust(22)
+                                                   for n in names))
+    for name, s in report.sets.items():
+        lines += ["", f"{name}: per category (passed/items)"]
+        for group in (s.per_category, s.per_perturbation):
+            for key, row in group.items():
+                lines.append(f"  {key:<22}{row['passed']:>4}/{row['items']:<4}{row['pass_rate']:.2f}")
+        failed = [r for r in s.items if not r.passed]
+        if failed:
+            lines.append(f"{name}: failed items")
+            for r in failed:
+                detail = r.failure_reason or (", ".join(r.cited[:3]) if r.cited else "")
+                lines.append(f"  {r.id:<6}{r.outcome:<22}{detail[:90]}")
+        halluc = [r for r in s.items if r.hallucinated]
+        for r in halluc:
+            lines.append(f"  {r.id:<6}HALLUCINATED: {r.hallucinated_sentences[0][:100]}")
+    if report.gates:
+        lines += ["", "gates (qa-contract-v1 §3):"] + gate_lines(report.gates)
+    return "\n".join(lines)
+
+
+def compare(old: EvalReport, new: EvalReport) -> str:
+    """Metric deltas (new − old) for every set in both reports, and the items whose outcome changed."""
+    lines = []
+    for name in [n for n in new.sets if n in old.sets]:
+        o, n = old.sets[name], new.sets[name]
+        lines += [f"{name}: {'metric':<32}{'old':>10}{'new':>10}{'delta':>10}"]
+        for metric in TABLE_METRICS:
+            a, b = o.metrics.get(metric), n.metrics.get(metric)
+            if a is None or b is None:
+                continue
+            delta = b - a
+            sign = "+" if delta > 0 else ""
+            lines.append(f"  {metric:<38}{_fmt(a):>10}{_fmt(b):>10}{sign + _fmt(round(delta, 4)):>10}")
+        before = {r.id: r.outcome for r in o.items}
+        changed = [(r.id, before[r.id], r.outcome) for r in n.items if r.id in before and before[r.id] != r.outcome]
+        for item_id, was, now in changed:
+            lines.append(f"  changed {item_id}: {was} -> {now}")
+        lines.append("")
+    only = sorted(set(old.sets) ^ set(new.sets))
+    if only:
+        lines.append(f"sets in only one report: {', '.join(only)}")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,45 @@
+"""Put every golden question through the pipeline: through the topics (a running worker) or in-process."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+
+from ..models import QuestionEvent, ValidatedAnswer
+from .sets import GoldenItem
+
+Replies = dict[str, tuple[ValidatedAnswer, float]]
+"""Item id → (answer, latency in seconds)."""
+
+
+def questions_for(items: Sequence[GoldenItem], run_tag: str | None = None) -> dict[str, QuestionEvent]:
+    """One question record per item; a fresh run tag keeps request ids unique, so no run reuses an old answer."""
+    tag = run_tag or uuid.uuid4().hex[:10]
+    return {item.id: QuestionEvent(request_id=f"eval-{tag}-{item.id}", question=item.question, scope=item.scope)
+            for item in items}
+
+
+def run_kafka(items: Sequence[GoldenItem], timeout_s: float | None = None, settings=None) -> Replies:
+    """Publish every question to ``questions`` and collect the ``answers`` by request_id (missing = no reply)."""
+    from ..client import ask_many
+
+    questions = questions_for(items)
+    timeout_s = timeout_s or max(120.0, 5.0 * len(items))
+    answers, latency = ask_many(list(questions.values()), timeout_s=timeout_s, settings=settings)
+    return {item_id: (answers[q.request_id], latency[q.request_id])
+            for item_id, q in questions.items() if q.request_id in answers}
+
+
+def run_inprocess(items: Sequence[GoldenItem], deps=None) -> Replies:
+    """The same stage functions, called in this process one question at a time."""
+    from ..pipeline import answer_inprocess
+    from ..streams.deps import get_deps
+
+    deps = deps or get_deps()
+    out: Replies = {}
+    for item_id, question in questions_for(items).items():
+        started = time.monotonic()
+        answer = answer_inprocess(question, deps)
+        out[item_id] = (answer, time.monotonic() - started)
+    return out
