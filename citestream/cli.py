@@ -172,6 +172,12 @@ def cmd_ledger(args) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
+def cmd_eval(args) -> int:
+    from .eval.main import cmd_eval as run_eval
+
+    return run_eval(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citestream", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -213,6 +219,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--once-idle", type=float, help="exit when nothing is open and no question came for this long")
     p.add_argument("--loglevel", default="info")
     p.set_defaults(fn=cmd_reconcile)
+
+    p = sub.add_parser("eval", help="score golden sets through the pipeline and apply the qa-contract-v1 gates")
+    p.add_argument("--set", action="append", help="a golden set JSONL (repeatable; default: both golden sets)")
+    p.add_argument("--through", choices=["kafka", "inprocess"], default="kafka")
+    p.add_argument("--out", default="eval-out", help="folder for the JSON report and the PNG plots")
+    p.add_argument("--timeout", type=float, help="seconds to wait for all answers of a set (kafka)")
+    p.add_argument("--no-gates", action="store_true", help="report only; exit 0 whatever the gates say")
+    p.add_argument("--compare", nargs=2, metavar=("OLD.json", "NEW.json"), help="print metric deltas and stop")
+    p.set_defaults(fn=cmd_eval)
 
     p = sub.add_parser("ledger", help="audit ledger: verify the hash chain, replay a request's prompts")
     p.add_argument("action", choices=["verify", "replay"])
