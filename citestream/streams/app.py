@@ -10,6 +10,7 @@ import asyncio
 import base64
 import json
 import logging
+import re
 import time
 import typing
 from collections.abc import Callable
@@ -63,11 +64,17 @@ class RecordRejected(Exception):
         self.code, self.reason = code, reason
 
 
-def _key_text(key: bytes | None) -> str | None:
-    try:
-        return key.decode("utf-8") if key else None
-    except UnicodeDecodeError:
-        return None
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+
+
+def _usable_id(value: object) -> str | None:
+    """``value`` when it is a valid request_id (a hostile key or id must not break the dead-letter itself)."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return value if isinstance(value, str) and _REQUEST_ID.match(value) else None
 
 
 async def dead_letter(stage: str, source: str, event: faust.EventT, code: str, reason: str,
@@ -75,7 +82,7 @@ async def dead_letter(stage: str, source: str, event: faust.EventT, code: str, r
     message = event.message
     key = event.key
     record = DeadLetter(
-        request_id=request_id or _key_text(key) or f"unknown-{source}-{message.partition}-{message.offset}",
+        request_id=_usable_id(request_id) or _usable_id(key) or f"unknown-{source}-{message.partition}-{message.offset}",
         policy_version=settings.policy_version, stage=stage, source_topic=source, reason_code=code,
         reason=reason[:2000], original_key_b64=base64.b64encode(key).decode() if key else None,
         original_value_b64=base64.b64encode(event.value or b"").decode(), partition=message.partition,
@@ -142,7 +149,12 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
 
         async def agent(stream):
             async for event in stream.events():
-                await _process(event)
+                try:
+                    await _process(event)
+                except Exception:  # nothing a record does may stop the agent; the reconciler re-drives questions
+                    metrics.FAILED.labels(stage).inc()
+                    log.exception("stage=%s could not process the record at %s[%d]@%d", stage, source,
+                                  event.message.partition, event.message.offset)
 
         async def _process(event: faust.EventT) -> None:
             metrics.RECEIVED.labels(stage).inc()
