@@ -49,5 +49,9 @@ test: install
 bench: install
 	@bash scripts/bench.sh
 
+# Golden sets through Kafka on ../shared/corpus with the qa-contract-v1 gates; non-zero exit on a breach.
+eval: install
+	@bash scripts/eval.sh
+
 clean: down
 	rm -rf $(STATE) $(VENV) .pytest_cache
