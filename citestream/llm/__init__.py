@@ -7,7 +7,7 @@ from .base import LLMBackend, LLMError, LLMReply, TransientLLMError
 from .extractive import ExtractiveBackend
 from .openai import OpenAIBackend
 
-BACKENDS = ("extractive", "openai")
+BACKENDS = ("extractive", "openai", "local")
 
 
 def backend_from_settings(settings: Settings) -> LLMBackend:
@@ -16,6 +16,10 @@ def backend_from_settings(settings: Settings) -> LLMBackend:
     if settings.llm_backend == "openai":
         return OpenAIBackend(settings.openai_base_url, settings.openai_model, settings.openai_api_key,
                              settings.llm_timeout_s, json_mode=settings.openai_json_mode)
+    if settings.llm_backend == "local":  # optional extra `local-llm`: llama-cpp-python and a GGUF
+        from .local import LocalLlamaBackend
+
+        return LocalLlamaBackend(getattr(settings, "local_model_path", "") or None)
     raise ValueError(f"unknown llm_backend {settings.llm_backend!r}: choose one of {', '.join(BACKENDS)}")
 
 

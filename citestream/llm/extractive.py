@@ -8,8 +8,8 @@ How it picks sentences (general rules, no list of known questions):
 
 * a question term counts by how rare it is across the evidence sentences
   (inverse document frequency), so "lecanemab" outweighs "drug"; a question
-  term found nowhere in the evidence counts as the rarest of all, because it
-  is a part of the question the evidence does not cover;
+  term found nowhere in the evidence counts as much as the commonest term
+  that is found (it lowers coverage without outweighing the subject);
 * a sentence scores the weighted share of question terms it covers, also
   counting the sentence just before it (the subject is often named there);
 * questions asking for a quantity or a time (how much, how many, how long,
@@ -82,7 +82,7 @@ class Candidate:
 class ExtractiveBackend:
     model_name = "extractive-v2"
 
-    def __init__(self, max_sentences: int = 3, min_coverage: float = 0.4, min_shared_terms: int = 2,
+    def __init__(self, max_sentences: int = 3, min_coverage: float = 0.34, min_shared_terms: int = 2,
                  keep_ratio: float = 0.75, min_words: int = 5, max_words: int = 80):
         self.max_sentences = max_sentences
         self.min_coverage = min_coverage
@@ -107,7 +107,11 @@ class ExtractiveBackend:
                      for position, sentence in enumerate(split_sentences(block.text))]
         df = Counter(t for *_, sentence, _ in sentences for t in matching_terms(sentence) & q_terms)
         n = max(len(sentences), 1)
-        weight = {t: math.log(1 + n / df.get(t, 1)) for t in q_terms}  # absent terms weigh as the rarest
+        weight = {t: math.log(1 + n / df[t]) for t in df}
+        # A question word found nowhere in the evidence (often framing: "early", "disease") counts, but only as
+        # much as the most common word that is found: it lowers coverage without outweighing the subject.
+        floor = min(weight.values(), default=1.0)
+        weight.update({t: floor for t in q_terms - weight.keys()})
         total = sum(weight.values())
         wants_number = bool(_QUANTITY_QUESTION.search(question))
 
