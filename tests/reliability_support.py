@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -107,16 +109,19 @@ def ingest_smoke(database_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def private_stack(tmp_path_factory):
-    root = tmp_path_factory.mktemp("private-stack")
+def private_stack():
+    # Not under pytest's tmp_path: its folders are mode 700 and Postgres runs as its own system user.
+    root = Path(tempfile.mkdtemp(prefix="citestream-fault-"))
+    root.chmod(0o755)
     stack = PrivateStack(root, EmbeddedPostgres(root, free_port(55500)), EmbeddedBroker(root, free_port(59500)))
-    stack.pg.start()
-    stack.broker.start()
     try:
+        stack.pg.start()
+        stack.broker.start()
         stack.prepare()
         yield stack
     finally:
         stack.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def make_questions(n: int, prefix: str = "f") -> list[QuestionEvent]:

@@ -68,7 +68,8 @@ class RequestTracker:
                                        history=func.jsonb_build_object("redriven", func.now()).cast(JSONB))
         stmt = stmt.on_conflict_do_update(
             index_elements=[requests.c.request_id],
-            set_={"redrives": requests.c.redrives + 1, "updated_at": func.now()},
+            set_={"redrives": requests.c.redrives + 1, "updated_at": func.now(),
+                  "history": stmt.excluded.history.op("||")(requests.c.history)},
         ).returning(requests.c.redrives)
         with self.engine.begin() as conn:
             return conn.execute(stmt).scalar_one()
