@@ -178,6 +178,17 @@ def cmd_eval(args) -> int:
     return run_eval(args)
 
 
+def cmd_verify_eval(args) -> int:
+    from .verification.eval import run_eval
+
+    report = run_eval(args.golden, None if args.no_ingest else args.corpus, k=args.top_k, judge=args.judge)
+    if args.verbose:
+        for r in report["results"]:
+            print(f"{'ok ' if r['correct'] else 'BAD'} {r['id']} {r['label']:<12} {r['verdict']:<8} {r['evidence']}")
+    print(json.dumps({k: v for k, v in report.items() if k != "results"}))
+    return 0 if report["accuracy"] >= args.min_accuracy else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citestream", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -233,6 +244,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["verify", "replay"])
     p.add_argument("request_id", nargs="?", help="for replay: the request whose prompts to rebuild")
     p.set_defaults(fn=cmd_ledger)
+
+    p = sub.add_parser("verify-eval", help="score the claim verifier on a golden claims set over the corpus")
+    p.add_argument("--golden", default="tests/golden/claims_corpus.jsonl")
+    p.add_argument("--corpus", default="../shared/corpus", help="where the golden set's PDFs are (ingested first)")
+    p.add_argument("--no-ingest", action="store_true", help="score against what is already ingested")
+    p.add_argument("--top-k", type=int, default=8)
+    p.add_argument("--judge", choices=["offline", "llm"], default="offline")
+    p.add_argument("--min-accuracy", type=float, default=0.0, help="exit 1 below this accuracy")
+    p.add_argument("--verbose", action="store_true")
+    p.set_defaults(fn=cmd_verify_eval)
     return parser
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .agent import AgentError, AgentStatus
 from .common import Contract, Envelope, Scope
@@ -24,7 +24,12 @@ class ClaimVerifyRequest(Envelope):
     grounding: GroundingPack | None = None
     query: str | None = None
     scope: Scope = "MIXED"
-    topK: int = Field(8, ge=1, le=100)
+    topK: int = Field(8, ge=1, le=100, description="Clamped to [1, 100] (rag-loop-acceptance §4.5)")
+
+    @field_validator("topK", mode="before")
+    @classmethod
+    def _clamp_top_k(cls, value):
+        return min(100, max(1, value)) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 class EvidenceRef(Contract):

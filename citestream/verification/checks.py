@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..text import normalize
 from .terms import claim_terms, evidence_keys, tokens
 
@@ -31,6 +33,17 @@ ASYMMETRY_CUES = ("over", "than", "versus", "vs", "instead", "rather", "compared
 def negated(text: str) -> bool:
     """Odd number of negation cues: the sentence asserts the opposite of its bare content."""
     return sum(normalize(t) in NEGATIONS for t in tokens(text)) % 2 == 1
+
+
+_CLAUSE = re.compile(r"[,;:()]|\b(?:or|but|whereas|while|although|unless|except|because)\b", re.IGNORECASE)
+
+
+def negated_where(sentence: str, claim: str) -> bool:
+    """Polarity of the clauses that carry the claim's terms (a 'does not' elsewhere in the sentence is not about it)."""
+    terms = claim_terms(claim)
+    clauses = [c for c in _CLAUSE.split(sentence) if c and c.strip()]
+    about = [c for c in clauses if any(t.key in evidence_keys(c) for t in terms)]
+    return negated(" ".join(about or clauses))
 
 
 def _has_root(words: list[str], roots: tuple[str, ...]) -> bool:

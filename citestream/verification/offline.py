@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verify import Claim, ClaimVerdict, EvidenceRef
 from ..text import normalize, split_sentences
-from .checks import direction_conflict, negated, swapped_roles
+from .checks import direction_conflict, negated, negated_where, swapped_roles
 from .numbers import check_numbers
 from .terms import Term, claim_terms, missing_terms, tokens
 
@@ -91,7 +91,7 @@ def conflicts(claim: str, span: Span) -> str | None:
     numbers = check_numbers(claim, span.context)
     if numbers.conflicting:
         return "numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting)
-    if not span.missing and negated(claim) != negated(span.sentence):
+    if not span.missing and negated(claim) != negated_where(span.sentence, claim):
         return "negation differs: the evidence asserts the opposite"
     direction = direction_conflict(claim, span.sentence)
     if direction:

@@ -15,6 +15,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’.][A-Za-z0-9]+)*")
 _PURE_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
 # Hedges and fillers a claim may add without changing what it asserts.
 HEDGES = frozenset("approximately about around roughly nearly almost generally typically usually".split())
+# Stopwords that restrict what a claim asserts: 'only sterile processes' is not 'sterile processes'.
+RESTRICTORS = frozenset("only all every always".split())
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def claim_terms(text: str) -> list[Term]:
         if _PURE_NUMBER.match(low) or low in HEDGES:
             continue
         upper_acronym = tok.isupper() and len(tok) >= 2
-        if (low in STOPWORDS and not upper_acronym) or len(low) < 2:
+        if (low in STOPWORDS and not upper_acronym and low not in RESTRICTORS) or len(low) < 2:
             continue
         key = stem(low)
         if key not in seen:

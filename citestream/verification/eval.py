@@ -1,0 +1,82 @@
+"""Scores the verifier on a golden set of claims over real PDFs (tests/golden/claims_corpus.jsonl).
+
+Each claim is verified against the GroundingPack retrieved for its own text;
+a ``supported`` claim is right when it passes, a ``contradicted`` or ``absent``
+one when it does not. Accuracy is the share of claims judged right.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..models.retrieval import GroundingPack
+from ..models.verify import Claim
+from .judge import ClaimJudge
+from .verify import fail_closed
+
+LABELS = ("supported", "contradicted", "absent")
+
+
+def load_golden(path: str | Path) -> list[dict]:
+    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        if row.get("label") not in LABELS:
+            raise ValueError(f"{row.get('id')}: label must be one of {LABELS}")
+    return rows
+
+
+def score_claims(rows: Iterable[dict], judge: ClaimJudge,
+                 pack_for_claim: Callable[[str], GroundingPack | None]) -> dict:
+    results = []
+    for row in rows:
+        pack = pack_for_claim(row["claim"])
+        if pack is None or not pack.chunks:
+            verdict, evidence = "unclear", []
+        else:
+            v = fail_closed(judge.judge(Claim(id=row["id"], text=row["claim"]), pack), pack)
+            verdict, evidence = v.verdict, [e.chunkId for e in v.evidence]
+        expected_pass = row["label"] == "supported"
+        results.append({"id": row["id"], "label": row["label"], "verdict": verdict, "evidence": evidence,
+                        "correct": (verdict == "pass") == expected_pass})
+    n = len(results)
+    supported = [r for r in results if r["label"] == "supported"]
+    others = [r for r in results if r["label"] != "supported"]
+    return {
+        "judge": judge.name,
+        "claims": n,
+        "accuracy": round(sum(r["correct"] for r in results) / n, 4) if n else 0.0,
+        "supported_passed": sum(r["verdict"] == "pass" for r in supported),
+        "supported": len(supported),
+        "unsupported_rejected": sum(r["verdict"] != "pass" for r in others),
+        "unsupported": len(others),
+        "false_passes": [r["id"] for r in others if r["verdict"] == "pass"],
+        "results": results,
+    }
+
+
+def golden_pdfs(rows: Iterable[dict]) -> list[str]:
+    return sorted({r["pdf"] for r in rows if r.get("pdf")})
+
+
+def run_eval(golden: str | Path, corpus: str | Path | None = None, scope: str = "MIXED", k: int = 8,
+             judge: str = "offline") -> dict:
+    """What ``citestream verify-eval`` and ``make eval`` call: ingest the golden set's PDFs (unchanged files are
+    skipped) when ``corpus`` is given, then score every claim against the pack retrieved for it."""
+    from ..config import get_settings
+    from ..embedding import get_embedder
+    from ..ingest import from_pdf, ingest_document
+    from ..llm import backend_from_settings
+    from ..store import ChunkSearch, ChunkStore, engine_for
+    from . import LLMJudge, OfflineJudge, grounding_for_query
+
+    rows = load_golden(golden)
+    engine, embedder = engine_for(), get_embedder()
+    if corpus is not None:
+        store = ChunkStore(engine)
+        for pdf in golden_pdfs(rows):
+            ingest_document(from_pdf(Path(corpus) / pdf), store, embedder)
+    search = ChunkSearch(engine)
+    chosen = OfflineJudge() if judge == "offline" else LLMJudge(backend_from_settings(get_settings()))
+    return score_claims(rows, chosen, lambda text: grounding_for_query(text, scope, k, search, embedder)[0])
