@@ -1,40 +1,84 @@
-"""Document ingestion: the ingest agent's stage function and the CLI's path walker."""
+"""Document ingestion: the ingest agent's stage function (rag-loop-acceptance §1.1) and what the CLI reuses."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..embedding import Embedder
 from ..models import IngestRequest, IngestResult
-from ..models.ingest import IngestIssue, IngestOutputs
+from ..models.agent import AgentError
+from ..models.ingest import IngestedDocument, IngestIssue, IngestOutputs
 from ..store import ChunkStore
 from .pdf import UnreadablePdf
-from .pipeline import IngestOutcome, SourceDocument, from_pdf, from_text, ingest_document
+from .pipeline import (
+    EmbeddingFailed, EmptyDocument, IngestOutcome, SourceDocument, from_pdf, from_text, ingest_document,
+)
+
+log = logging.getLogger("citestream.ingest")
+
+DOCUMENT_ERRORS = (OSError, UnreadablePdf, EmptyDocument)
+"""Failures that belong to one document: reported in ``errors`` while the others are ingested."""
+
+
+def pdf_paths(paths: list[str | Path]) -> Iterator[Path]:
+    """Files as given; folders expanded to their PDFs, sorted (a stable order gives stable runs)."""
+    for p in map(Path, paths):
+        yield from (sorted(p.glob("*.pdf")) if p.is_dir() else [p])
 
 
 def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder) -> IngestResult:
-    """rag-loop-acceptance §1.1: every document ingested or reported in ``errors``; nothing silently dropped."""
+    """Every document ingested or reported in ``errors``; nothing silently dropped.
+
+    A document's own failure (unreadable, encrypted, no text) is an entry in
+    ``errors`` and the rest go on. An embedding failure stops the request with
+    ``status == "error"`` and ``TASK_FAILED``: documents already written stay
+    whole, the failing one is not written at all. Database outages propagate,
+    so the agent waits them out and retries.
+    """
     outcomes: list[IngestOutcome] = []
     errors: list[IngestIssue] = []
-    for doc in request.documents:
+    failure: AgentError | None = None
+
+    def run(load, **where) -> bool:
+        nonlocal failure
         try:
-            source = from_text(doc.docId, doc.text, doc.title, doc.source, dict(doc.metadata), request.authority)
-            outcomes.append(ingest_document(source, store, embedder))
-        except ValueError as exc:
-            errors.append(IngestIssue(docId=doc.docId, reason=str(exc)))
-    for path in request.paths:
-        try:
-            outcomes.append(ingest_document(from_pdf(Path(path), request.authority), store, embedder))
-        except (OSError, UnreadablePdf, ValueError) as exc:
-            errors.append(IngestIssue(path=path, reason=str(exc)))
+            outcomes.append(ingest_document(load(), store, embedder))
+        except DOCUMENT_ERRORS as exc:
+            errors.append(IngestIssue(**where, reason=str(exc)))
+        except EmbeddingFailed as exc:
+            errors.append(IngestIssue(**where, reason=str(exc)))
+            failure = AgentError(code="TASK_FAILED", message=str(exc))
+            return False
+        return True
+
+    jobs = [(lambda doc=doc: from_text(doc.docId, doc.text, doc.title, doc.source, dict(doc.metadata),
+                                       request.authority), {"docId": doc.docId})
+            for doc in request.documents]
+    jobs += [(lambda path=path: from_pdf(path, request.authority), {"path": str(path)})
+             for path in pdf_paths(request.paths)]
+    for load, where in jobs:
+        if not run(load, **where):
+            break
+
+    warnings = [IngestIssue(docId=o.doc_id, reason="authority unknown: stored as MIXED (searchable in MIXED scope)")
+                for o in outcomes if o.authority_source == "unknown"]
+    for w in warnings:
+        log.warning("ingest %s: %s", w.docId, w.reason)
     chunk_ids = [c for o in outcomes for c in o.chunk_ids]
     return IngestResult(
-        request_id=request.request_id, trace=list(request.trace), index_version=store.index_version(),
-        status="ok",
-        outputs=IngestOutputs(ingestedCount=len(outcomes), chunkCount=len(chunk_ids), chunkIds=chunk_ids,
-                              collection=request.collection, docIds=[o.doc_id for o in outcomes], errors=errors),
+        request_id=request.request_id, policy_version=request.policy_version, trace=list(request.trace),
+        index_version=store.index_version(), status="error" if failure else "ok", error=failure,
+        outputs=IngestOutputs(
+            ingestedCount=len(outcomes), chunkCount=len(chunk_ids), chunkIds=chunk_ids,
+            collection=request.collection, docIds=[o.doc_id for o in outcomes], errors=errors, warnings=warnings,
+            documents=[IngestedDocument(docId=o.doc_id, pages=o.pages, chunkCount=len(o.chunk_ids), changed=o.changed,
+                                        authority=o.authority, authoritySource=o.authority_source)
+                       for o in outcomes],
+        ),
     )
 
 
-__all__ = ["IngestOutcome", "SourceDocument", "UnreadablePdf", "from_pdf", "from_text", "ingest_document",
-           "ingest_request"]
+__all__ = ["DOCUMENT_ERRORS", "EmbeddingFailed", "EmptyDocument", "IngestOutcome", "SourceDocument", "UnreadablePdf",
+           "from_pdf", "from_text", "ingest_document", "ingest_request", "pdf_paths"]

@@ -1,12 +1,25 @@
-"""Split page text into child chunks (~800 chars, searched) grouped under parents (~3000 chars, context)."""
+"""Blocks → child chunks (~800 chars, searched) grouped under parents (~3000 chars, context).
+
+A child never crosses a page or a section, so its ``page`` and ``section`` are
+exact. Blocks are packed whole when they fit: list items and table rows stay
+together; only a block longer than a child is cut, at sentence (or, for
+tables, row) boundaries. Footnotes and page-level reconciliation blocks get
+chunks of their own so they do not dilute the body text's embeddings.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from .layout import Block
+
 CHILD_CHARS = 800
 PARENT_CHARS = 3000
+SMALL_BLOCK = 150  # a block this short may stretch a child to OVERFLOW × CHILD_CHARS rather than stand alone
+OVERFLOW = 1.25
+TABLE_WHOLE = 1.5  # a table up to this × CHILD_CHARS stays one chunk
+_SEPARATE_KINDS = {"note", "page"}
 
 
 @dataclass(frozen=True)
@@ -14,6 +27,7 @@ class Piece:
     page: int
     text: str
     section: str | None = None
+    kind: str = "text"
 
 
 def _split(text: str, limit: int) -> list[str]:
@@ -39,16 +53,92 @@ def _split(text: str, limit: int) -> list[str]:
     return [p for p in pieces if p]
 
 
+def _split_rows(text: str, limit: int) -> list[str]:
+    """Cut a table between rows; a row longer than ``limit`` is cut like prose."""
+    pieces, current = [], ""
+    for row in text.split("\n"):
+        for part in _split(row, limit) if len(row) > limit else [row.strip()]:
+            if current and len(current) + 1 + len(part) > limit:
+                pieces.append(current)
+                current = part
+            else:
+                current = f"{current}\n{part}".strip()
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _block_parts(block: Block) -> list[str]:
+    if block.kind == "table":
+        return [block.text] if len(block.text) <= TABLE_WHOLE * CHILD_CHARS else _split_rows(block.text, CHILD_CHARS)
+    text = " ".join(block.text.split())
+    return [text] if len(text) <= CHILD_CHARS else _split(text, CHILD_CHARS)
+
+
+def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
+    """Pack blocks into child-sized pieces in reading order."""
+    pieces: list[Piece] = []
+    current: list[str] = []
+    key: tuple | None = None
+    size = 0
+
+    def flush() -> None:
+        nonlocal current, size
+        if current:
+            page, section, kind = key
+            pieces.append(Piece(page, "\n".join(current), section, kind))
+        current, size = [], 0
+
+    for block in blocks:
+        kind = block.kind if block.kind in _SEPARATE_KINDS else "text"
+        for part in _block_parts(block):
+            part_key = (block.page, block.section, kind)
+            fits = size + len(part) + 1 <= CHILD_CHARS or (
+                len(part) < SMALL_BLOCK and size + len(part) + 1 <= OVERFLOW * CHILD_CHARS)
+            if part_key != key or not fits:
+                flush()
+                key = part_key
+            current.append(part)
+            size += len(part) + 1
+    flush()
+    return _absorb_small(pieces)
+
+
+def _absorb_small(pieces: list[Piece]) -> list[Piece]:
+    """Fold a piece shorter than SMALL_BLOCK into a neighbour on the same page (the next one first: a short
+    piece is usually a heading or lead-in), so stray lines do not become chunks of their own."""
+    out: list[Piece] = []
+    i = 0
+    while i < len(pieces):
+        piece = pieces[i]
+        nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+        if len(piece.text) < SMALL_BLOCK:
+            if nxt is not None and nxt.page == piece.page and len(piece.text) + len(nxt.text) < OVERFLOW * CHILD_CHARS:
+                pieces[i + 1] = Piece(nxt.page, f"{piece.text}\n{nxt.text}", nxt.section, nxt.kind)
+                i += 1
+                continue
+            prev = out[-1] if out else None
+            if prev is not None and prev.page == piece.page and len(prev.text) + len(piece.text) < OVERFLOW * CHILD_CHARS:
+                out[-1] = Piece(prev.page, f"{prev.text}\n{piece.text}", prev.section, prev.kind)
+                i += 1
+                continue
+        out.append(piece)
+        i += 1
+    return out
+
+
 def child_pieces(pages: list[str]) -> list[Piece]:
-    """Child-sized pieces, each on one physical page (so its page number is exact)."""
-    return [Piece(page=n, text=t) for n, page in enumerate(pages, start=1) for t in _split(page, CHILD_CHARS)]
+    """Child pieces of plain page texts (no layout): each on one physical page."""
+    return child_pieces_from_blocks([Block(n, text) for n, text in enumerate(pages, start=1) if text.strip()])
 
 
 def group_parents(children: list[Piece]) -> list[list[int]]:
-    """Consecutive children grouped into parents of about PARENT_CHARS; returns child indexes per parent."""
+    """Consecutive children grouped into parents of about PARENT_CHARS; a new section starts a new parent
+    once the current one holds half its size. Returns child indexes per parent."""
     groups, current, size = [], [], 0
     for i, child in enumerate(children):
-        if current and size + len(child.text) > PARENT_CHARS:
+        new_section = current and child.section != children[current[-1]].section and size >= PARENT_CHARS / 2
+        if current and (size + len(child.text) > PARENT_CHARS or new_section):
             groups.append(current)
             current, size = [], 0
         current.append(i)

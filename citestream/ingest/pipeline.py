@@ -1,29 +1,52 @@
-"""Ingest one document: pages → parent/child chunks → embeddings → one atomic write to Postgres."""
+"""Ingest one document: pages → blocks → parent/child chunks → embeddings → one atomic write to Postgres.
+
+Everything that can fail (parsing, embedding) happens before the transaction
+opens, and the transaction replaces the document's old chunks with the new
+ones, so readers see the old document or the new one, never a mix, and a
+failure leaves the index as it was.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..embedding import Embedder
 from ..store import ChunkRow, ChunkStore, DocumentRow
-from .chunking import child_pieces, group_parents
-from .pdf import page_texts
+from .authority import decide_authority, manifest_authorities
+from .chunking import Piece, child_pieces_from_blocks, group_parents
+from .layout import Block, extract_blocks
+from .pdf import read_pages
+
+PIPELINE_VERSION = "ingest-2"
+"""Bump when parsing or chunking changes, so unchanged files are re-chunked once (stored in documents.metadata)."""
+PIPELINE_KEY = "_ingest_pipeline"
+
+
+class EmptyDocument(ValueError):
+    """A document with no extractable text (empty, or scanned images without a text layer)."""
+
+
+class EmbeddingFailed(RuntimeError):
+    """The embedding backend failed; nothing of the document was written."""
 
 
 @dataclass
 class SourceDocument:
     doc_id: str
     pdf: str
-    pages: list[str]
+    pages: list[str]  # each physical page's own text (index 0 = page 1)
     content_sha256: str
     authority: str = "MIXED"
     title: str = ""
     source: str = ""
     metadata: dict = field(default_factory=dict)
+    blocks: list[Block] = field(default_factory=list)
+    authority_source: str = "given"
 
 
 @dataclass(frozen=True)
@@ -32,66 +55,101 @@ class IngestOutcome:
     chunk_ids: list[str]
     pages: int
     changed: bool
+    authority: str = "MIXED"
+    authority_source: str = "given"
 
 
 def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "doc"
 
 
-def manifest_authorities(folder: Path) -> dict[str, str]:
-    manifest = folder / "manifest.json"
-    if not manifest.exists():
-        return {}
-    return {row["file"]: row.get("authority", "MIXED") for row in json.loads(manifest.read_text())}
+def doc_id_for(path: Path) -> str:
+    """A PDF's identity is its file name, so a changed file replaces its old chunks; the hash detects the change."""
+    return slug(path.stem)
 
 
-def from_pdf(path: Path, authority: str | None = None) -> SourceDocument:
-    """The file name is the document's identity (a changed file replaces its old chunks); the hash detects change."""
+def from_pdf(path: Path, authority: str | None = None, doc_id: str | None = None) -> SourceDocument:
     data = path.read_bytes()
+    pages = read_pages(path)
+    decision = decide_authority(path, "\n".join(p.text for p in pages[:2]), authority)
     return SourceDocument(
-        doc_id=slug(path.stem), pdf=path.name, pages=page_texts(path),
-        content_sha256=hashlib.sha256(data).hexdigest(),
-        authority=authority or manifest_authorities(path.parent).get(path.name, "MIXED"),
-        title=path.stem, source=str(path),
+        doc_id=doc_id or doc_id_for(path), pdf=path.name, pages=[p.text for p in pages],
+        content_sha256=hashlib.sha256(data).hexdigest(), authority=decision.authority, title=path.stem,
+        source=str(path), blocks=extract_blocks(pages), authority_source=decision.source,
     )
 
 
 def from_text(doc_id: str, text: str, title: str = "", source: str = "", metadata: dict | None = None,
               authority: str | None = None) -> SourceDocument:
+    """An inline document is one page; its title is its section."""
     return SourceDocument(
         doc_id=doc_id, pdf=doc_id, pages=[text], content_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         authority=authority or "MIXED", title=title, source=source, metadata=metadata or {},
+        blocks=[Block(1, text.strip(), "text", title or None)] if text.strip() else [],
+        authority_source="given" if authority else "unknown",
     )
 
 
+def embedding_input(piece: Piece) -> str:
+    """What a child's vector is computed from: its section heading gives short chunks their context."""
+    if piece.section and not piece.text.startswith(piece.section):
+        return f"{piece.section}\n{piece.text}"
+    return piece.text
+
+
+def plan_chunks(doc: SourceDocument) -> tuple[list[Piece], list[list[int]]]:
+    """Children and, per parent, its children's indexes. No model needed (dry runs use this)."""
+    children = child_pieces_from_blocks(doc.blocks)
+    return children, group_parents(children)
+
+
 def build_chunks(doc: SourceDocument, embedder: Embedder) -> list[ChunkRow]:
-    children = child_pieces(doc.pages)
-    vectors = embedder.embed([c.text for c in children])
+    children, parents = plan_chunks(doc)
+    if not children:
+        raise EmptyDocument(f"{doc.pdf}: no extractable text (empty, or image-only without a text layer)")
+    try:
+        vectors = embedder.embed([embedding_input(c) for c in children])
+    except Exception as exc:  # any backend failure: report it, write nothing
+        raise EmbeddingFailed(f"{doc.pdf}: embedding failed: {type(exc).__name__}: {exc}") from exc
+    if len(vectors) != len(children) or not np.isfinite(np.asarray(vectors, dtype=np.float32)).all():
+        raise EmbeddingFailed(f"{doc.pdf}: embedding backend returned {len(vectors)} vectors for {len(children)} "
+                              "chunks or non-finite values")
     rows = [
         ChunkRow(chunk_id=f"{doc.doc_id}-chunk-{i}", kind="child", seq=i, page=c.page, text=c.text,
                  section=c.section, embedding=vectors[i])
         for i, c in enumerate(children)
     ]
-    for p, members in enumerate(group_parents(children)):
+    for p, members in enumerate(parents):
         parent_id = f"{doc.doc_id}-parent-{p}"
         for i in members:
             rows[i].parent_id = parent_id
         first = children[members[0]]
         rows.append(ChunkRow(chunk_id=parent_id, kind="parent", seq=len(children) + p, page=first.page,
-                             section=first.section, text=" ".join(children[i].text for i in members)))
+                             section=first.section, text="\n".join(children[i].text for i in members)))
     return rows
+
+
+def is_unchanged(doc: SourceDocument, store: ChunkStore) -> bool:
+    stored = store.stored_state(doc.doc_id)
+    return stored is not None and stored == (doc.content_sha256, doc.authority, PIPELINE_VERSION)
 
 
 def ingest_document(doc: SourceDocument, store: ChunkStore, embedder: Embedder) -> IngestOutcome:
     """Unchanged content is skipped; otherwise the document and its chunks are replaced in one transaction."""
-    if store.stored_sha256(doc.doc_id) == doc.content_sha256:
-        return IngestOutcome(doc.doc_id, store.chunk_ids(doc.doc_id, kind="child"), len(doc.pages), changed=False)
+    if is_unchanged(doc, store):
+        return IngestOutcome(doc.doc_id, store.chunk_ids(doc.doc_id, kind="child"), len(doc.pages), False,
+                             doc.authority, doc.authority_source)
     rows = build_chunks(doc, embedder)
-    if not any(r.kind == "child" for r in rows):
-        raise ValueError(f"{doc.pdf}: no extractable text (empty or image-only)")
     store.replace_document(
         DocumentRow(doc_id=doc.doc_id, pdf=doc.pdf, content_sha256=doc.content_sha256, pages=len(doc.pages),
-                    authority=doc.authority, title=doc.title, source=doc.source, metadata=doc.metadata),
+                    authority=doc.authority, title=doc.title, source=doc.source,
+                    metadata={**doc.metadata, PIPELINE_KEY: PIPELINE_VERSION}),
         rows,
     )
-    return IngestOutcome(doc.doc_id, [r.chunk_id for r in rows if r.kind == "child"], len(doc.pages), changed=True)
+    return IngestOutcome(doc.doc_id, [r.chunk_id for r in rows if r.kind == "child"], len(doc.pages), True,
+                         doc.authority, doc.authority_source)
+
+
+__all__ = ["EmbeddingFailed", "EmptyDocument", "IngestOutcome", "PIPELINE_VERSION", "SourceDocument",
+           "build_chunks", "doc_id_for", "embedding_input", "from_pdf", "from_text", "ingest_document",
+           "is_unchanged", "manifest_authorities", "plan_chunks", "slug"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, Envelope
+from .common import Authority, Contract, Envelope
 
 
 class InlineDocument(Contract):
@@ -22,7 +22,8 @@ class IngestRequest(Envelope):
     policy_version: str | None = None
     documents: list[InlineDocument] = Field(default_factory=list)
     paths: list[str] = Field(default_factory=list)
-    authority: str | None = Field(None, description="Authority for every document of this request (else inferred)")
+    authority: Authority | None = Field(
+        None, description="Authority for every document of this request (else manifest.json, then the rule table)")
     collection: str = "citestream"
 
 
@@ -32,6 +33,17 @@ class IngestIssue(Contract):
     reason: str
 
 
+class IngestedDocument(Contract):
+    """Per document: how many pages and chunks, whether it changed, and where its authority came from."""
+
+    docId: str
+    pages: int
+    chunkCount: int
+    changed: bool
+    authority: Authority
+    authoritySource: str = Field(description="given | manifest | first-page | file-name | unknown")
+
+
 class IngestOutputs(Contract):
     ingestedCount: int = 0
     chunkCount: int = 0
@@ -39,6 +51,9 @@ class IngestOutputs(Contract):
     collection: str
     docIds: list[str] = Field(default_factory=list)
     errors: list[IngestIssue] = Field(default_factory=list)
+    warnings: list[IngestIssue] = Field(
+        default_factory=list, description="Ingested but worth a look, e.g. authority unknown (stored as MIXED)")
+    documents: list[IngestedDocument] = Field(default_factory=list)
 
 
 class IngestResult(Envelope):

@@ -51,6 +51,15 @@ class ChunkStore:
                 select(documents.c.content_sha256).where(documents.c.doc_id == doc_id)
             ).scalar_one_or_none()
 
+    def stored_state(self, doc_id: str) -> tuple[str, str, str | None] | None:
+        """(content sha256, authority, ingest pipeline version) of a stored document; None when absent."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(documents.c.content_sha256, documents.c.authority,
+                       documents.c.metadata["_ingest_pipeline"].astext).where(documents.c.doc_id == doc_id)
+            ).first()
+        return tuple(row) if row else None
+
     def replace_document(self, doc: DocumentRow, rows: Sequence[ChunkRow]) -> None:
         """Replace a document and all its chunks atomically: readers see the old or the new, never a mix."""
         with self.engine.begin() as conn:
@@ -88,6 +97,10 @@ class ChunkStore:
     def count_chunks(self) -> int:
         with self.engine.connect() as conn:
             return conn.execute(select(func.count()).select_from(chunks)).scalar_one()
+
+    def count_documents(self) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(documents)).scalar_one()
 
     def chunk_ids(self, doc_id: str, kind: str | None = None) -> list[str]:
         query = select(chunks.c.chunk_id).where(chunks.c.doc_id == doc_id).order_by(chunks.c.seq)

@@ -1,0 +1,256 @@
+"""Two-pass extraction: fragments → clean visual lines → blocks with their section (pass 1); page check (pass 2).
+
+Pass 1 drops what would pollute chunks (running headers and footers repeated
+across pages, page numbers, margin line numbers), rebuilds visual lines that
+pdfium split (superscripts, margin numbers), joins words hyphenated at line
+ends, groups lines into blocks (paragraphs, list items, table-like rows,
+footnotes) and tracks the current heading as ``section``.
+
+Pass 2 compares, page by page, the words pass 1 kept with the words the page
+holds (less what cleaning removed on purpose); a page that lost more than
+``MIN_COVERAGE`` gets a page-level block under the last known section, so no
+page's text is lost.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .pdf import Fragment, RawPage
+
+MIN_COVERAGE = 0.9
+EDGE_ZONE = 0.09  # top and bottom share of the page where running headers and footers live
+REPEAT_SHARE = 0.4  # a line on this share of pages (and on at least 2) is a running header or footer
+
+_PAGE_NUMBER = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
+_BULLET = re.compile(r"^(?:[•◦▪●○■□➢►\-–*]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
+_NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
+_TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
+_HYPHEN_END = re.compile(r"([A-Za-z]+)[-\u00ad]$")
+
+
+@dataclass
+class Block:
+    """A run of text kept together: a paragraph, a heading, a list item, table rows, a footnote or a whole page."""
+
+    page: int
+    text: str
+    kind: str = "text"  # text | heading | list | table | note | page
+    section: str | None = None
+
+
+@dataclass
+class _Line:
+    page: int
+    text: str
+    x0: float
+    bottom: float
+    top: float
+    size: float
+    bold: bool
+    table: bool = False
+    fragments: list[Fragment] = field(default_factory=list)
+
+
+def extract_blocks(pages: list[RawPage]) -> list[Block]:
+    """Both passes over a document's pages; blocks come in reading order with exact 1-based pages."""
+    removed = _running_lines(pages)
+    dropped: dict[int, int] = {}
+    all_lines: list[_Line] = []
+    for page in pages:
+        kept = [f for f in page.fragments if id(f) not in removed]
+        numbered = _drop_line_numbers(kept)
+        dropped[page.number] = sum(_alnum(f.text) for f in page.fragments) - sum(_alnum(f.text) for f in numbered)
+        all_lines.extend(_visual_lines(numbered))
+    body_size, body_bold = _body_style(all_lines)
+    hyphenated = _hyphenated_words(all_lines)
+    blocks = _blocks(all_lines, body_size, body_bold, hyphenated)
+    return _reconcile(pages, blocks, dropped)
+
+
+# --- cleaning ----------------------------------------------------------------------------------------------
+
+
+def _edge(fragment: Fragment, page: RawPage) -> bool:
+    return fragment.bottom > page.height * (1 - EDGE_ZONE) or fragment.top < page.height * EDGE_ZONE
+
+
+def _running_key(text: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+
+
+def _running_lines(pages: list[RawPage]) -> set[int]:
+    """Ids of fragments that are page numbers or headers/footers repeated across pages."""
+    seen: Counter[str] = Counter()
+    for page in pages:
+        seen.update({_running_key(f.text) for f in page.fragments if _edge(f, page)})
+    threshold = max(2, REPEAT_SHARE * len(pages))
+    removed = set()
+    for page in pages:
+        for f in page.fragments:
+            if _edge(f, page) and (_PAGE_NUMBER.match(f.text.strip()) or seen[_running_key(f.text)] >= threshold):
+                removed.add(id(f))
+    return removed
+
+
+def _drop_line_numbers(fragments: list[Fragment]) -> list[Fragment]:
+    """Strip margin line numbers: integers set apart from the text that count up down the page."""
+    candidates = [f for f in fragments if f.lead_number is not None and f.lead_gap >= 8.0]
+    numbers = [f.lead_number for f in candidates]
+    rising = sum(b > a for a, b in zip(numbers, numbers[1:]))
+    if len(candidates) < 5 or rising < 0.7 * (len(candidates) - 1):
+        return fragments
+    strip = {id(f) for f in candidates}
+    kept = []
+    for f in fragments:
+        if id(f) in strip:
+            rest = re.sub(r"^\d{1,4}\s*", "", f.text)
+            if not rest:
+                continue
+            f = Fragment(f.page, rest, f.x0, f.x1, f.bottom, f.top, f.size, f.bold)
+        kept.append(f)
+    return kept
+
+
+def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
+    """Merge fragments that pdfium emitted one after another on the same visual line (superscripts, margins)."""
+    lines: list[_Line] = []
+    for f in fragments:
+        last = lines[-1] if lines else None
+        if last is not None and _same_line(last, f):
+            last.fragments.append(f)
+            last.bottom, last.top = min(last.bottom, f.bottom), max(last.top, f.top)
+            if f.size > last.size:
+                last.size, last.bold = f.size, f.bold
+        else:
+            lines.append(_Line(f.page, "", f.x0, f.bottom, f.top, f.size, f.bold, fragments=[f]))
+    for line in lines:
+        parts = sorted(line.fragments, key=lambda f: f.x0)
+        gaps = [b.x0 - a.x1 for a, b in zip(parts, parts[1:])]
+        line.table = len(parts) >= 2 and any(g > 2.5 * max(line.size, 1.0) for g in gaps)
+        line.x0 = parts[0].x0
+        line.text = (" | " if line.table else " ").join(p.text for p in parts)
+    return lines
+
+
+def _same_line(line: _Line, f: Fragment) -> bool:
+    if f.top <= f.bottom or line.top <= line.bottom:
+        return False
+    overlap = min(line.top, f.top) - max(line.bottom, f.bottom)
+    return overlap > 0.5 * min(line.top - line.bottom, f.top - f.bottom)
+
+
+# --- structure ---------------------------------------------------------------------------------------------
+
+
+def _body_style(lines: list[_Line]) -> tuple[float, bool]:
+    sizes: Counter[float] = Counter()
+    bold: Counter[bool] = Counter()
+    for line in lines:
+        sizes[round(line.size, 1)] += len(line.text)
+        bold[line.bold] += len(line.text)
+    return (sizes.most_common(1)[0][0] if sizes else 0.0), (bold.most_common(1)[0][0] if bold else False)
+
+
+def _is_heading(line: _Line, body_size: float, body_bold: bool) -> bool:
+    text = line.text.strip()
+    letters = [c for c in text if c.isalpha()]
+    if not 3 <= len(text) <= 150 or len(letters) < 3 or _TOC_LEADER.search(text) or line.table:
+        return False
+    if text.endswith((",", ";")) or (text.endswith(".") and not _NUMBERED_HEADING.match(text) and len(text) > 60):
+        return False
+    larger = body_size > 0 and line.size >= body_size * 1.15
+    emphasised = line.bold and not body_bold
+    upper = sum(c.isupper() for c in letters) / len(letters) > 0.8
+    numbered = bool(_NUMBERED_HEADING.match(text)) and not text.endswith(".")
+    return larger or (emphasised and len(text) <= 120) or (numbered and (upper or line.bold)) or (
+        upper and len(text) <= 80 and len(letters) >= 6)
+
+
+def _hyphenated_words(lines: list[_Line]) -> set[str]:
+    """Hyphenated compounds written inside lines (``long-term``): such a hyphen at a line end is kept."""
+    return {m.group(0).lower() for line in lines for m in re.finditer(r"[A-Za-z]+-[A-Za-z]+", line.text)}
+
+
+def _join(text: str, line: str, hyphenated: set[str]) -> str:
+    if not text:
+        return line
+    end = _HYPHEN_END.search(text)
+    if end and line[:1].islower():
+        head = end.group(1)
+        tail = re.match(r"[A-Za-z]+", line)
+        compound = f"{head}-{tail.group(0)}".lower() if tail else ""
+        glue = "-" if compound in hyphenated else ""
+        return text[: end.start()] + head + glue + line
+    return f"{text} {line}"
+
+
+def _kind(line: _Line, body_size: float, body_bold: bool) -> str:
+    if _is_heading(line, body_size, body_bold):
+        return "heading"
+    if line.table:
+        return "table"
+    if body_size and line.size < body_size * 0.85:
+        return "note"
+    if _BULLET.match(line.text):
+        return "list"
+    return "text"
+
+
+def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: set[str]) -> list[Block]:
+    blocks: list[Block] = []
+    section: str | None = None
+    previous: _Line | None = None
+    for line in lines:
+        kind = _kind(line, body_size, body_bold)
+        current = blocks[-1] if blocks else None
+        gap = (previous.bottom - line.top) if previous is not None else 0.0
+        continues = (
+            current is not None and previous is not None and current.page == line.page
+            and gap < (1.5 if kind == "heading" else 0.8) * max(line.size, 1.0)
+            and (kind == current.kind or (current.kind == "list" and kind == "text"))
+            and not (kind == "list" and current.kind == "list" and _BULLET.match(line.text))
+            and not (kind == "heading" and _NUMBERED_HEADING.match(line.text))
+        )
+        if continues:
+            current.text = _join(current.text, line.text, hyphenated) if kind != "table" else f"{current.text}\n{line.text}"
+            if kind == "heading":
+                section = current.text
+                current.section = section
+        else:
+            if kind == "heading":
+                section = line.text.strip()
+            blocks.append(Block(line.page, line.text.strip(), kind, section))
+        previous = line
+    return blocks
+
+
+# --- pass 2 ------------------------------------------------------------------------------------------------
+
+
+def _alnum(text: str) -> int:
+    return sum(c.isalnum() for c in text)
+
+
+def _reconcile(pages: list[RawPage], blocks: list[Block], dropped: dict[int, int]) -> list[Block]:
+    """Add a page-level block for any page whose text pass 1 did not capture well enough.
+
+    Coverage counts letters and digits, so joined hyphenations and rebuilt lines do not count as losses.
+    """
+    by_page: dict[int, list[Block]] = {}
+    for block in blocks:
+        by_page.setdefault(block.page, []).append(block)
+    out: list[Block] = []
+    section: str | None = None
+    for page in pages:
+        page_blocks = by_page.get(page.number, [])
+        out.extend(page_blocks)
+        expected = _alnum(page.text) - dropped.get(page.number, 0)
+        kept = sum(_alnum(b.text) for b in page_blocks)
+        if expected > 0 and kept / expected < MIN_COVERAGE:
+            out.append(Block(page.number, " ".join(page.text.split()), "page", section))
+        if page_blocks:
+            section = page_blocks[-1].section
+    return out

@@ -1,0 +1,152 @@
+"""PDFs made on the fly for the ingestion tests (no PDF is committed): guidance-like, encrypted, empty,
+image-only and corrupt files, plus an embedder that fails like a backend with a bad credential."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+RUNNING_HEADER = "Contains Nonbinding Recommendations"
+
+
+@dataclass
+class PageSpec:
+    """One page: an optional heading, then body lines (already broken as they should appear)."""
+
+    heading: str | None = None
+    lines: list[str] = field(default_factory=list)
+    line_numbers: bool = False
+
+
+def write_guidance_pdf(path: Path, pages: list[PageSpec], title: str = "Test Guidance") -> Path:
+    """A guidance-like PDF: a running header, bold headings, body text, page numbers in the footer,
+    optionally numbered lines in the left margin."""
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    width, height = letter
+    c = canvas.Canvas(str(path), pagesize=letter, invariant=1)
+    c.setTitle(title)
+    for number, page in enumerate(pages, start=1):
+        c.setFont("Helvetica-Bold", 10)
+        c.drawCentredString(width / 2, height - 36, RUNNING_HEADER)
+        y = height - 90
+        line_no = 1
+        if page.heading:
+            c.setFont("Helvetica-Bold", 15)
+            c.drawString(72, y, page.heading)
+            y -= 30
+        c.setFont("Helvetica", 11)
+        for line in page.lines:
+            if page.line_numbers:
+                c.drawRightString(50, y, str(line_no))
+                line_no += 1
+            c.drawString(72, y, line)
+            y -= 15
+        c.setFont("Helvetica", 10)
+        c.drawCentredString(width / 2, 30, str(number))
+        c.showPage()
+    c.save()
+    return path
+
+
+def write_encrypted_pdf(path: Path) -> Path:
+    from reportlab.lib import pdfencrypt
+    from reportlab.pdfgen import canvas
+
+    encrypt = pdfencrypt.StandardEncryption("user-secret", "owner-secret", canPrint=0)
+    c = canvas.Canvas(str(path), encrypt=encrypt)
+    c.drawString(72, 720, "Confidential text that needs a password to read.")
+    c.showPage()
+    c.save()
+    return path
+
+
+def write_image_only_pdf(path: Path) -> Path:
+    """A scanned-looking page: one raster image, no text layer."""
+    from PIL import Image, ImageDraw
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    image = Image.new("RGB", (400, 200), "white")
+    ImageDraw.Draw(image).text((20, 80), "SCANNED PAGE TEXT", fill="black")
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    buffer.seek(0)
+    c = canvas.Canvas(str(path))
+    c.drawImage(ImageReader(buffer), 72, 500, width=400, height=200)
+    c.showPage()
+    c.save()
+    return path
+
+
+def write_blank_pdf(path: Path, pages: int = 2) -> Path:
+    """A valid PDF whose pages carry nothing at all."""
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path))
+    for _ in range(pages):
+        c.showPage()
+    c.save()
+    return path
+
+
+def write_zero_byte_pdf(path: Path) -> Path:
+    path.write_bytes(b"")
+    return path
+
+
+def write_corrupt_pdf(path: Path, good: Path | None = None) -> Path:
+    """A PDF header followed by garbage (or the first third of a good file: a truncated download)."""
+    data = good.read_bytes()[: good.stat().st_size // 3] if good else b"%PDF-1.7\n" + bytes(range(256)) * 8
+    path.write_bytes(data)
+    return path
+
+
+class FailingEmbedder:
+    """Fails like an embedding backend whose API key is missing or wrong."""
+
+    name = "failing"
+    dim = 384
+
+    def embed(self, texts):
+        raise RuntimeError("401 Unauthorized: invalid API key")
+
+    def embed_one(self, text):
+        return self.embed([text])[0]
+
+
+class CountingEmbedder:
+    """Wraps a real embedder and counts the passages it embedded."""
+
+    def __init__(self, inner):
+        self.inner, self.passages = inner, 0
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed(self, texts) -> np.ndarray:
+        self.passages += len(texts)
+        return self.inner.embed(texts)
+
+    def embed_one(self, text):
+        return self.embed([text])[0]
+
+
+def prose(topic: str, n: int = 30) -> list[str]:
+    """Body lines about ``topic`` that a reader can tell apart from other topics' lines."""
+    return [f"Line {i} explains how {topic} records are reviewed, retained and reported to the agency."
+            for i in range(1, n + 1)]
+
+
+def page_overlap(chunk_text: str, page_texts: list[str]) -> list[float]:
+    """Per page, the share of the chunk's words (4+ letters) that the page's own text holds.
+
+    The chunk's page must score highest: the PDF's own per-page text is the judge."""
+    from citestream.text import words
+
+    wanted = {w for w in words(chunk_text) if len(w) >= 4}
+    if not wanted:
+        return [1.0 if chunk_text.strip() in " ".join(p.split()) else 0.0 for p in page_texts]
+    return [len(wanted & set(words(p))) / len(wanted) for p in page_texts]

@@ -1,0 +1,130 @@
+"""Parsing and chunking without a database: cleaning, sections, exact pages, pass 2, authority, stable ids."""
+
+from pathlib import Path
+
+import pytest
+
+from citestream.ingest.authority import decide_authority
+from citestream.ingest.chunking import CHILD_CHARS, OVERFLOW, PARENT_CHARS, child_pieces_from_blocks, group_parents
+from citestream.ingest.layout import Block, extract_blocks
+from citestream.ingest.pdf import Fragment, RawPage, UnreadablePdf, read_pages
+from citestream.ingest.pipeline import from_pdf, plan_chunks
+
+from .ingest_support import (
+    RUNNING_HEADER, PageSpec, page_overlap, prose, write_blank_pdf, write_corrupt_pdf, write_encrypted_pdf, write_guidance_pdf,
+    write_zero_byte_pdf,
+)
+
+
+@pytest.fixture()
+def guidance(tmp_path) -> Path:
+    pages = [
+        PageSpec("I. INTRODUCTION", prose("electronic signature", 20)),
+        PageSpec(None, ["Firms apply a pharma-", "ceutical quality system to every batch.",
+                        "Stability data support long-", "term storage; long-term data are kept on file."]
+                 + prose("stability", 10), line_numbers=True),
+        PageSpec("II. AUDIT TRAILS", prose("audit trail", 25)),
+    ]
+    return write_guidance_pdf(tmp_path / "Part_11_Test.pdf", pages)
+
+
+def _all_text(blocks: list[Block]) -> str:
+    return "\n".join(b.text for b in blocks)
+
+
+def test_running_headers_page_numbers_and_line_numbers_are_dropped(guidance):
+    blocks = extract_blocks(read_pages(guidance))
+    text = _all_text(blocks)
+    assert RUNNING_HEADER not in text
+    assert not any(b.text.strip().isdigit() for b in blocks)  # footer page numbers and bare line numbers
+    page2 = _all_text([b for b in blocks if b.page == 2])
+    assert "Firms apply" in page2 and not any(line.split()[0].isdigit() for line in page2.splitlines())
+
+
+def test_hyphenation_at_line_end_is_joined_unless_the_compound_is_hyphenated_elsewhere(guidance):
+    text = _all_text(extract_blocks(read_pages(guidance)))
+    assert "pharmaceutical quality system" in text
+    assert "long-term storage" in text
+
+
+def test_headings_become_the_section_of_what_follows(guidance):
+    blocks = extract_blocks(read_pages(guidance))
+    assert {b.section for b in blocks if b.page == 1} == {"I. INTRODUCTION"}
+    assert {b.section for b in blocks if b.page == 2} == {"I. INTRODUCTION"}  # carried over the page break
+    assert {b.section for b in blocks if b.page == 3} == {"II. AUDIT TRAILS"}
+
+
+def test_children_stay_on_one_page_and_one_section_and_know_their_parent(guidance):
+    doc = from_pdf(guidance)
+    children, parents = plan_chunks(doc)
+    pages = [p.text for p in read_pages(guidance)]
+    for child in children:
+        assert len(child.text) <= OVERFLOW * CHILD_CHARS
+        overlap = page_overlap(child.text, pages)
+        assert overlap[child.page - 1] == max(overlap) >= 0.9, (child.page, overlap, child.text[:80])
+    assert sorted(i for group in parents for i in group) == list(range(len(children)))
+    for group in parents:
+        assert sum(len(children[i].text) for i in group) <= PARENT_CHARS + OVERFLOW * CHILD_CHARS
+
+
+def test_same_file_gives_the_same_chunks(guidance):
+    assert plan_chunks(from_pdf(guidance)) == plan_chunks(from_pdf(guidance))
+
+
+def test_pass_two_adds_a_page_block_when_pass_one_lost_text():
+    page = RawPage(1, 612, 792, "Alpha beta gamma delta epsilon zeta eta theta iota kappa", [
+        Fragment(1, "Alpha beta", 72, 200, 700, 712, 12.0, False)])  # pass 1 saw a fifth of the page
+    blocks = extract_blocks([page])
+    assert blocks[-1].kind == "page" and blocks[-1].page == 1 and "kappa" in blocks[-1].text
+
+
+def test_tables_and_lists_are_kept_whole_when_they_fit():
+    items = [Block(1, f"• Item {i} is a short list entry about records.", "list", "S") for i in range(5)]
+    table = Block(1, "Test | Limit | Unit\nAssay | 95-105 | %\nWater | 0.5 | %", "table", "S")
+    pieces = child_pieces_from_blocks([*items, table])
+    assert len(pieces) == 1 and all(b.text in pieces[0].text for b in [*items, table])
+
+
+def test_long_blocks_split_at_sentences_and_parents_group_children():
+    sentence = "Each batch record is reviewed before release. "
+    pieces = child_pieces_from_blocks([Block(1, sentence * 60, "text", "S"), Block(2, sentence * 60, "text", "S")])
+    assert {p.page for p in pieces} == {1, 2}
+    assert all(p.text.endswith(".") and len(p.text) <= CHILD_CHARS for p in pieces)
+    assert len(group_parents(pieces)) >= 2
+
+
+def test_authority_from_rules_when_no_manifest(tmp_path):
+    folder = tmp_path / "no-manifest"
+    folder.mkdir()
+    fda = "U.S. Department of Health and Human Services\nFood and Drug Administration"
+    ich = "INTERNATIONAL CONFERENCE ON HARMONISATION OF TECHNICAL REQUIREMENTS"
+    assert decide_authority(folder / "x.pdf", fda).authority == "FDA"
+    assert decide_authority(folder / "x.pdf", f"Guidance for Industry\n{ich}\n{fda}").authority == "ICH"
+    assert decide_authority(folder / "x.pdf", "European Medicines Agency\nCHMP").authority == "EMA"
+    assert decide_authority(folder / "SOP-QA-012.pdf", "Standard Operating Procedure").authority == "SOPS"
+    assert decide_authority(folder / "ICH_Q10.pdf", "").authority == "ICH"
+    unknown = decide_authority(folder / "notes.pdf", "Minutes of the garden club")
+    assert (unknown.authority, unknown.source) == ("MIXED", "unknown")
+    assert decide_authority(folder / "notes.pdf", fda, given="SOPS").authority == "SOPS"
+
+
+def test_authority_from_manifest_beside_the_pdfs(tmp_path):
+    (tmp_path / "manifest.json").write_text('[{"file": "a.pdf", "authority": "EMA"}]')
+    decision = decide_authority(tmp_path / "a.pdf", "Food and Drug Administration")
+    assert (decision.authority, decision.source) == ("EMA", "manifest")
+
+
+@pytest.mark.parametrize("make, reason", [
+    (write_encrypted_pdf, "encrypted"),
+    (lambda p: write_corrupt_pdf(p), "corrupt"),
+    (write_zero_byte_pdf, "empty file"),
+])
+def test_unreadable_pdfs_raise_with_a_clear_reason(tmp_path, make, reason):
+    path = make(tmp_path / "bad.pdf")
+    with pytest.raises(UnreadablePdf, match=reason):
+        read_pages(path)
+
+
+def test_blank_pdf_has_pages_but_no_blocks(tmp_path):
+    pages = read_pages(write_blank_pdf(tmp_path / "blank.pdf"))
+    assert len(pages) == 2 and extract_blocks(pages) == []
