@@ -67,6 +67,11 @@ _CONDITIONAL = re.compile(
 )
 
 
+def is_injection(text: str) -> bool:
+    """Text that instructs a model (an echoed prompt injection) rather than stating a fact."""
+    return bool(_INJECTION.search(text))
+
+
 class ValidationFailure(Exception):
     """An R5 or Phase C violation; ``code`` is the stable part of ``failure_reason``."""
 

@@ -14,8 +14,9 @@ How it picks sentences (general rules, no list of known questions):
   counting the sentence just before it (the subject is often named there);
 * questions asking for a quantity or a time (how much, how many, how long,
   when, what percentage, ...) prefer sentences that state a number;
-* fragments (under 5 words) and run-ons (over 80 words, usually a table or a
-  page header glued to text) are skipped;
+* fragments (under 5 words), run-ons (over 80 words, usually a table or a
+  page header glued to text) and instructions aimed at a model (a prompt
+  injection inside a document) are skipped;
 * the best sentence must cover ``min_coverage`` of the question's weight and
   share ``min_shared_terms`` terms with it, else the reply is the refusal
   lock; further sentences must reach ``keep_ratio`` of the best score;
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 
 from ..policy import PROMPT_REFUSAL_LOCK
 from ..text import matching_terms, split_sentences, words
+from ..validation import is_injection
 from .base import LLMReply
 
 _HEADER = re.compile(
@@ -122,7 +124,7 @@ class ExtractiveBackend:
             context = previous.get(order, set())
             previous[order] = terms
             n_words = len(words(sentence))
-            if n_words < self.min_words or n_words > self.max_words:
+            if n_words < self.min_words or n_words > self.max_words or is_injection(sentence):
                 continue
             own = q_terms & terms
             covered = own | (q_terms & context)
