@@ -246,19 +246,23 @@ def check_row(sentence: str, evidence: SelectedEvidence, bundle: AnswerBundle) -
         raise ValidationFailure("UNKNOWN_ANCHOR", ", ".join(unknown))
     if f"[{evidence.citation_anchor}]" not in markers:
         raise ValidationFailure("ANCHOR_MISMATCH", f"row for {evidence.citation_anchor} cites {sorted(set(markers))}")
-    plain = " ".join(CITATION.sub(" ", sentence).split())
-    plain = re.sub(r"\s+([.,;:!?])", r"\1", plain)
-    _check_wording(plain, bundle, evidence)
+    plain = _without_markers(sentence)
     supports = []
     for part in answer_sentences(sentence):
+        text = _without_markers(part)
+        _check_wording(text, bundle, evidence)  # per sentence: "word before" never spans two sentences
         if not CITATION.search(part):
             raise ValidationFailure("UNCITED_SENTENCE", part[:80])
-        text = " ".join(CITATION.sub(" ", part).split())
         result = grounding(text, evidence.sanitized_text)
         if not result.supported:
             raise ValidationFailure("UNGROUNDED_SENTENCE", f"{result.reason}: {text[:80]}")
         supports.append(result.support)
     return plain, min(supports)
+
+
+def _without_markers(text: str) -> str:
+    plain = " ".join(CITATION.sub(" ", text).split())
+    return re.sub(r"\s+([.,;:!?])", r"\1", plain)
 
 
 def _check_wording(plain: str, bundle: AnswerBundle, evidence: SelectedEvidence) -> None:

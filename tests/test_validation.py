@@ -336,3 +336,17 @@ def test_generation_failed_and_no_evidence_records():
     assert_refused(failed, "GENERATION_FAILED")
     assert "HTTP 503" in failed.failure_reason
     assert no_evidence.answer_text == REFUSAL_TEXT
+
+
+def test_meta_word_quoted_at_the_start_of_a_later_sentence_is_judged_within_that_sentence():
+    text = ("Sponsors should plan the pediatric studies early. Meetings are held quarterly. "
+            "Evidence of effectiveness must come from adequate and well-controlled studies.")
+    selected = [SelectedEvidence(chunk_id="e-1", knowledge_id="doc-e", rank=0, similarity_score=0.5,
+                                 citation_anchor="C0", sanitized_text=text, pdf="e.pdf", page=2)]
+    bundle = BUNDLE.model_copy(update={"selected_evidence": selected, "evidence_block_text": render_evidence(selected),
+                                       "anchor_map": {"C0": "e-1"}})
+    sentence = ("Sponsors should plan the pediatric studies early [C0]. Evidence of effectiveness must come from "
+                "adequate and well-controlled studies [C0].")
+    answer = run(json.dumps({"answer_sentences": [{"sentence": sentence, "pdf": "e.pdf", "page": 2,
+                                                   "chunk_id": "e-1"}]}), bundle=bundle)
+    assert answer.status == "answered", answer.failure_reason
