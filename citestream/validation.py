@@ -331,6 +331,17 @@ def parse_reply(raw: str) -> object:
         raise ValidationFailure("MALFORMED_JSON", str(exc)[:120]) from None
 
 
+def _json_wrapped_lock(raw: str) -> bool:
+    """JSON mode cannot emit plain text: the exact lock as a JSON string, or as the one value of a one-key object."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return False
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    return value == PROMPT_REFUSAL_LOCK
+
+
 # ---------------------------------------------------------------- the stage
 
 
@@ -356,7 +367,7 @@ def validate(record: GenerationRecord, policy: Policy) -> ValidatedAnswer:
         return refusal("FAILED", f"GENERATION_FAILED: {reason}")
 
     raw = record.llm.raw_model_text
-    if raw.strip() == PROMPT_REFUSAL_LOCK:
+    if raw.strip() == PROMPT_REFUSAL_LOCK or _json_wrapped_lock(raw):
         return refusal("PASSED", None, near_miss=True)
     synthesis = Synthesis()
     try:

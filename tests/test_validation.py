@@ -198,6 +198,9 @@ def test_empty_sentence_list_is_a_refusal_not_a_failure():
 def test_exact_refusal_lock_passes_as_refusal():
     assert_refused(run(PROMPT_REFUSAL_LOCK), None)
     assert_refused(run(f"\n{PROMPT_REFUSAL_LOCK}  \n"), None)
+    assert_refused(run(json.dumps(PROMPT_REFUSAL_LOCK)), None)  # JSON mode: the lock as a JSON string
+    assert_refused(run(json.dumps({"answer": PROMPT_REFUSAL_LOCK})), None)
+    assert_refused(run(json.dumps({"answer": PROMPT_REFUSAL_LOCK, "note": "x"})), "REFUSAL_NOT_EXACT")
 
 
 @pytest.mark.parametrize("raw", [
