@@ -63,34 +63,44 @@ def cmd_schemas(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    from .embedding import get_embedder
-    from .ingest import UnreadablePdf, from_pdf, ingest_document
+    """Ingest PDFs with a progress bar (documents, pages, chunks) and a summary; ``--dry-run`` changes nothing."""
+    from tqdm import tqdm
+
+    from .ingest import pdf_paths
+    from .ingest.runner import ingest_paths
     from .store import ChunkStore, engine_for
 
-    paths: list[Path] = []
-    for p in map(Path, args.paths):
-        paths.extend(sorted(p.glob("*.pdf")) if p.is_dir() else [p])
     store = ChunkStore(engine_for())
-    embedder = get_embedder()
-    started = time.monotonic()
-    docs = pages = chunks = skipped = 0
-    errors: list[str] = []
-    for i, path in enumerate(paths, start=1):
-        try:
-            outcome = ingest_document(from_pdf(path, args.authority), store, embedder)
-        except (OSError, UnreadablePdf, ValueError) as exc:
-            errors.append(f"{path}: {exc}")
-            print(f"[{i}/{len(paths)}] {path.name}: ERROR {exc}", file=sys.stderr)
-            continue
-        docs += outcome.changed
-        skipped += not outcome.changed
-        pages += outcome.pages
-        chunks += len(outcome.chunk_ids)
-        state = "ingested" if outcome.changed else "unchanged, skipped"
-        print(f"[{i}/{len(paths)}] {path.name}: {outcome.pages} pages, {len(outcome.chunk_ids)} chunks ({state})")
-    print(f"documents ingested: {docs}, unchanged: {skipped}, pages: {pages}, chunks: {chunks}, "
-          f"errors: {len(errors)}, seconds: {time.monotonic() - started:.1f}, index: {store.index_version()}")
-    return 1 if errors and not docs and not skipped else 0
+    embedder = None
+    if not args.dry_run:
+        from .embedding import get_embedder
+
+        embedder = get_embedder()
+    total = len(list(pdf_paths(args.paths)))
+    bar = tqdm(total=total, unit="doc", desc="dry run" if args.dry_run else "ingest", disable=args.quiet, file=sys.stderr)
+    seen = {"pages": 0, "chunks": 0}
+
+    def on_file(f) -> None:
+        seen["pages"] += f.pages
+        seen["chunks"] += f.chunks
+        bar.set_postfix(pages=seen["pages"], chunks=seen["chunks"], refresh=False)
+        bar.update(1)
+        detail = f"ERROR {f.error}" if f.error else f"{f.pages} pages, {f.chunks} chunks, {f.authority} ({f.authority_source})"
+        bar.write(f"{f.state:>9}  {f.path.name}: {detail}", file=sys.stdout)
+
+    summary = ingest_paths(args.paths, store, embedder, args.authority, dry_run=args.dry_run, on_file=on_file)
+    bar.close()
+    for f in summary.unknown_authority:
+        print(f"authority unknown for {f.path.name}: stored as MIXED (add it to manifest.json or pass --authority)")
+    if args.dry_run:
+        print(f"dry run: documents {len(summary.files)} (new {summary.count('new')}, changed {summary.count('changed')}, "
+              f"unchanged {summary.count('unchanged')}), pages {summary.pages}, chunks {summary.chunks}, "
+              f"errors {len(summary.errors)}; nothing written")
+    else:
+        print(f"documents {summary.count('ingested')}, pages {summary.pages}, chunks {summary.chunks}, "
+              f"skipped {summary.count('unchanged')}, errors {len(summary.errors)}, seconds {summary.seconds:.1f}, "
+              f"index {summary.index_version}")
+    return 1 if summary.errors else 0
 
 
 def cmd_ask(args) -> int:
@@ -125,8 +135,14 @@ def cmd_worker(args) -> int:
     wait_for_servers(settings, logging.getLogger("citestream.worker"))
     metrics.serve(settings.metrics_port)
     get_deps().warm()
+    groups = [settings.app_id]
     if settings.reconcile_after_s > 0:
         app.task(reconcile.supervised)
+        groups.append(f"{settings.app_id}-reconciler")
+    import threading
+
+    threading.Thread(target=reconcile.stuck_group_watchdog, args=(settings, groups), daemon=True,
+                     name="group-watchdog").start()
     worker = faust.Worker(app, loglevel=args.loglevel, quiet=True)
     worker.execute_from_commandline()
     return 0
@@ -212,7 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="ingest PDFs (files or folders)")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--authority", choices=["FDA", "EMA", "ICH", "SOPS", "MIXED"])
+    p.add_argument("--authority", choices=["FDA", "EMA", "ICH", "SOPS", "MIXED"],
+                   help="for every file (default: manifest.json beside the PDFs, then the rule table)")
+    p.add_argument("--dry-run", action="store_true", help="parse and plan; print what would change, write nothing")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_ingest)
 
     p = sub.add_parser("ask", help="publish questions and print their validated answers")

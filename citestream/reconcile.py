@@ -185,3 +185,48 @@ async def supervised() -> None:
         except Exception:
             log.exception("reconciler stopped; restarting in 5s")
             await asyncio.sleep(5)
+
+
+def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: float | None = None) -> None:
+    """Evict the members of a consumer group stuck in a rebalance, so a killed worker cannot block the group.
+
+    Apache Kafka expires a killed member's session after ``session.timeout``;
+    noida-db (the embedded broker) never does, and the group then waits forever
+    in CompletingRebalance for a leader that is gone (seen in the kill -9 fault
+    test). When a group has not been Stable for ``4 × broker_session_timeout_s``
+    every member is removed (LeaveGroup): live members simply rejoin, dead ones
+    do not. On a broker that expires sessions this never triggers. Runs in a
+    daemon thread of the worker (a blocked group also blocks faust's own tasks).
+    """
+    from kafka.admin import KafkaAdminClient, MemberToRemove
+
+    limit = 4 * settings.broker_session_timeout_s
+    unstable_since: dict[str, float] = {}
+    started = time.monotonic()
+    admin = None
+    while stop_after is None or time.monotonic() - started < stop_after:
+        time.sleep(settings.broker_session_timeout_s / 2)
+        try:
+            admin = admin or KafkaAdminClient(bootstrap_servers=settings.bootstrap_servers,
+                                              client_id="citestream-group-watchdog")
+            for group, info in admin.describe_groups(groups).items():
+                state = str(info.get("group_state", ""))
+                if state in ("Stable", "Empty", "Dead", "") or not info.get("members"):
+                    unstable_since.pop(group, None)
+                    continue
+                since = unstable_since.setdefault(group, time.monotonic())
+                if time.monotonic() - since < limit:
+                    continue
+                members = [MemberToRemove(member_id=m["member_id"]) for m in info["members"]]
+                log.warning("consumer group %s stuck in %s for %.0fs: removing its %d members so live ones "
+                            "rejoin without the dead", group, state, time.monotonic() - since, len(members))
+                admin.remove_group_members(group, members)
+                unstable_since.pop(group, None)
+        except Exception as exc:  # broker away or an unsupported call: keep watching, never stop the worker
+            log.debug("group watchdog: %s", exc)
+            if admin is not None:
+                try:
+                    admin.close()
+                except Exception:
+                    pass
+                admin = None

@@ -195,7 +195,10 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
                 if source in QUESTION_FLOW:
                     await _answer_failure(record, stage, f"OUTPUT_CONTRACT: {_short(exc)}", deps)
                 return
-            await _delivered(sink_topic, record.request_id, payload)
+            if sink == "answers":  # the outcome is recorded only once the answer is safely on the broker
+                await _delivered(sink_topic, record.request_id, payload)
+            else:  # an unsent intermediate record is found by the reconciler (no outcome): no need to wait
+                await sink_topic.send(key=record.request_id.encode(), value=payload)
             metrics.PROCESSED.labels(stage).inc()
             if getattr(out, "fallback_used", False) and stage == "retrieve":
                 metrics.FALLBACK.inc()
