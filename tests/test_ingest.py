@@ -1,0 +1,165 @@
+"""Ingestion against the real Postgres: the envelope of rag-loop-acceptance §1.1 and the failure modes of §4."""
+
+import re
+
+import pytest
+from sqlalchemy import text
+
+from citestream.ingest import ingest_request
+from citestream.ingest.runner import ingest_paths
+from citestream.models import IngestRequest
+from citestream.store import ChunkSearch, ChunkStore
+
+from .conftest import new_request_id
+from .ingest_support import (
+    FailingEmbedder, PageSpec, prose, write_blank_pdf, write_corrupt_pdf, write_encrypted_pdf, write_guidance_pdf,
+    write_image_only_pdf, write_zero_byte_pdf,
+)
+
+CHUNK_ID = re.compile(r"^(?P<doc>.+)-chunk-\d+$")
+
+
+@pytest.fixture()
+def store(engine) -> ChunkStore:
+    return ChunkStore(engine)
+
+
+def _request(**kw) -> IngestRequest:
+    return IngestRequest(request_id=new_request_id("ing"), **kw)
+
+
+def _doc(doc_id: str, body: str) -> dict:
+    return {"docId": doc_id, "title": f"Title of {doc_id}", "source": "test", "text": body,
+            "metadata": {"topic": "test"}}
+
+
+def _rows(engine, doc_id: str) -> list[dict]:
+    with engine.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(
+            text("SELECT chunk_id, kind, parent_id, page, section, authority, pdf, text FROM chunks "
+                 "WHERE doc_id = :d ORDER BY seq"), {"d": doc_id})]
+
+
+def test_inline_documents_envelope(store, embedder):
+    docs = [_doc(f"env-{i}", f"Clause {i}: retained records must stay legible for {i + 2} years.") for i in range(3)]
+    request = _request(documents=docs, policy_version="qa-v1")
+    result = ingest_request(request, store, embedder)
+    out = result.outputs
+    assert result.status == "ok" and result.request_id == request.request_id and result.error is None
+    assert out.ingestedCount == 3 and out.chunkCount >= out.ingestedCount
+    assert set(out.docIds) == {d["docId"] for d in docs}
+    assert all(CHUNK_ID.match(c) for c in out.chunkIds)
+    assert out.collection and out.errors == []
+    assert result.index_version == store.index_version()
+    rows = _rows(store.engine, "env-0")
+    child = next(r for r in rows if r["kind"] == "child")
+    assert child["parent_id"] in {r["chunk_id"] for r in rows if r["kind"] == "parent"}
+    assert (child["page"], child["section"], child["pdf"]) == (1, "Title of env-0", "env-0")
+
+
+def test_failure_empty_document_list_is_an_ok_no_op(store, embedder):
+    before = (store.count_chunks(), store.index_version())
+    result = ingest_request(_request(documents=[]), store, embedder)
+    assert result.status == "ok"
+    assert (result.outputs.ingestedCount, result.outputs.chunkCount, result.outputs.errors) == (0, 0, [])
+    assert (store.count_chunks(), store.index_version()) == before
+
+
+def test_failure_reingest_same_doc_id_upserts_without_growth(store, embedder):
+    docs = [_doc("upsert-1", "Batch records are reviewed by the quality unit before release.")]
+    first = ingest_request(_request(documents=docs), store, embedder)
+    count = store.count_chunks()
+    version = store.index_version()
+    second = ingest_request(_request(documents=docs), store, embedder)
+    assert second.outputs.ingestedCount == 1 and second.outputs.chunkIds == first.outputs.chunkIds
+    assert store.count_chunks() == count
+    assert store.index_version() == version  # unchanged content: the index did not change
+
+
+def test_failure_bad_pdfs_are_reported_while_the_others_are_ingested(tmp_path, store, embedder):
+    good = write_guidance_pdf(tmp_path / "good_guidance.pdf", [PageSpec("I. SCOPE", prose("calibration", 12))])
+    bad = {
+        "corrupt": write_corrupt_pdf(tmp_path / "corrupt.pdf", good),
+        "encrypted": write_encrypted_pdf(tmp_path / "encrypted.pdf"),
+        "empty file": write_zero_byte_pdf(tmp_path / "zero.pdf"),
+        "no extractable text": write_blank_pdf(tmp_path / "blank.pdf"),
+        "image-only": write_image_only_pdf(tmp_path / "scanned.pdf"),
+    }
+    missing = tmp_path / "missing.pdf"
+    paths = [str(good), *map(str, bad.values()), str(missing)]
+    result = ingest_request(_request(paths=paths, authority="FDA"), store, embedder)
+    assert result.status == "ok"
+    assert result.outputs.docIds == ["good_guidance"] and result.outputs.ingestedCount == 1
+    reasons = {e.path: e.reason for e in result.outputs.errors}
+    assert set(reasons) == {*map(str, bad.values()), str(missing)}
+    for word, path in bad.items():
+        assert word in reasons[str(path)], reasons[str(path)]
+    assert "No such file" in reasons[str(missing)]
+    for path in bad.values():
+        assert _rows(store.engine, path.stem) == []
+
+
+def test_failure_embedding_failure_writes_nothing(store, embedder):
+    ingest_request(_request(documents=[_doc("embed-fail", "Version one text about dissolution testing.")]),
+                   store, embedder)
+    before_rows, before_version = _rows(store.engine, "embed-fail"), store.index_version()
+    changed = [_doc("embed-fail", "Version two text about sterility assurance."), _doc("embed-later", "Never.")]
+    result = ingest_request(_request(documents=changed), store, FailingEmbedder())
+    assert result.status == "error" and result.error.code == "TASK_FAILED"
+    assert "invalid API key" in result.error.message
+    assert result.outputs.ingestedCount == 0 and result.outputs.errors[0].docId == "embed-fail"
+    assert _rows(store.engine, "embed-fail") == before_rows  # the old version, whole
+    assert _rows(store.engine, "embed-later") == []
+    assert store.index_version() == before_version
+
+
+def test_failure_changed_file_replaces_its_old_chunks(tmp_path, store, embedder, engine):
+    path = tmp_path / "Changing_Guidance.pdf"
+    write_guidance_pdf(path, [PageSpec("I. OLD", prose("zeppelin mooring", 30)),
+                              PageSpec("II. MORE", prose("zeppelin hangar", 30))])
+    old = ingest_paths([path], store, embedder, authority="FDA")
+    old_ids = set(store.chunk_ids("Changing_Guidance"))
+    assert old.count("ingested") == 1 and old_ids
+    version = store.index_version()
+
+    write_guidance_pdf(path, [PageSpec("I. NEW", prose("submarine ballast", 8))])
+    new = ingest_paths([path], store, embedder, authority="FDA")
+    assert new.count("ingested") == 1
+    rows = _rows(engine, "Changing_Guidance")
+    assert rows and not any("zeppelin" in r["text"] for r in rows)
+    assert len(rows) < len(old_ids)
+    assert store.index_version() != version
+    with engine.connect() as conn:
+        stale = conn.execute(text("SELECT count(*) FROM chunks WHERE text ILIKE '%zeppelin%'")).scalar_one()
+    assert stale == 0
+    search = ChunkSearch(engine)
+    dense = search.dense_search(embedder.embed_one("zeppelin mooring"), "MIXED", 50)
+    lexical = search.lexical("zeppelin mooring hangar", "MIXED", 50)
+    assert not any("zeppelin" in h.text for h in dense)
+    assert not {r.chunk_id for r in lexical} & (old_ids - {r["chunk_id"] for r in rows})
+    assert not any(r.chunk_id.startswith("Changing_Guidance") for r in lexical)
+
+
+def test_dry_run_reports_without_writing(tmp_path, store, embedder):
+    path = write_guidance_pdf(tmp_path / "Dry_Run_Guidance.pdf", [PageSpec("I. SCOPE", prose("labeling", 10))])
+    before = store.count_chunks()
+    plan = ingest_paths([path], store, None, authority="FDA", dry_run=True)
+    assert plan.files[0].state == "new" and plan.files[0].chunks >= 1
+    assert store.count_chunks() == before
+    ingest_paths([path], store, embedder, authority="FDA")
+    again = ingest_paths([path], store, None, authority="FDA", dry_run=True)
+    assert again.files[0].state == "unchanged"
+
+
+def test_cli_prints_progress_and_summary(tmp_path, settings, store, capsys):
+    from citestream.cli import main
+
+    good = write_guidance_pdf(tmp_path / "Cli_Guidance.pdf", [PageSpec("I. SCOPE", prose("packaging", 10))])
+    write_corrupt_pdf(tmp_path / "broken.pdf")
+    assert main(["ingest", str(tmp_path), "--authority", "FDA"]) == 1  # one error → non-zero exit
+    out = capsys.readouterr()
+    assert "Cli_Guidance.pdf" in out.out and "broken.pdf: ERROR" in out.out
+    assert re.search(r"documents 1, pages 1, chunks \d+, skipped 0, errors 1, seconds [\d.]+", out.out)
+    assert "chunks=" in out.err and "pages=" in out.err  # the progress bar
+    main(["ingest", str(good), "--dry-run"])
+    assert "unchanged" in capsys.readouterr().out
