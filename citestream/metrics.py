@@ -39,3 +39,20 @@ def serve(port: int) -> bool:
     start_http_server(port, addr="0.0.0.0")
     log.info("metrics on http://0.0.0.0:%d/metrics", port)
     return True
+
+
+def sample_consumer_lag(admin, consumer, group: str) -> None:
+    """Set ``citestream_consumer_lag`` per partition: end offset minus the group's committed offset.
+
+    Only as good as the broker's ListOffsets: right on Apache Kafka and noida-db,
+    too low on Tansu (../shared/INFRA.md). ``admin`` is a kafka-python
+    KafkaAdminClient, ``consumer`` a group-less KafkaConsumer.
+    """
+    committed = admin.list_group_offsets(group).get(group, {})
+    if not committed:
+        return
+    ends = consumer.end_offsets(list(committed))
+    for tp, meta in committed.items():
+        offset = getattr(meta, "offset", meta)
+        if offset is not None and offset >= 0 and tp in ends:
+            CONSUMER_LAG.labels(tp.topic, str(tp.partition)).set(max(0, ends[tp] - offset))

@@ -188,7 +188,7 @@ async def supervised() -> None:
 
 
 def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: float | None = None) -> None:
-    """Evict the members of a consumer group stuck in a rebalance, so a killed worker cannot block the group.
+    """Evict the members of a consumer group stuck in a rebalance (and sample the worker group's consumer lag).
 
     Apache Kafka expires a killed member's session after ``session.timeout``;
     noida-db (the embedded broker) never does, and the group then waits forever
@@ -200,15 +200,20 @@ def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: floa
     """
     from kafka.admin import KafkaAdminClient, MemberToRemove
 
+    from kafka import KafkaConsumer
+
     limit = 4 * settings.broker_session_timeout_s
     unstable_since: dict[str, float] = {}
     started = time.monotonic()
-    admin = None
+    admin = offsets = None
     while stop_after is None or time.monotonic() - started < stop_after:
         time.sleep(settings.broker_session_timeout_s / 2)
         try:
             admin = admin or KafkaAdminClient(bootstrap_servers=settings.bootstrap_servers,
                                               client_id="citestream-group-watchdog")
+            offsets = offsets or KafkaConsumer(bootstrap_servers=settings.bootstrap_servers,
+                                               client_id="citestream-lag", enable_auto_commit=False)
+            metrics.sample_consumer_lag(admin, offsets, groups[0])
             for group, info in admin.describe_groups(groups).items():
                 state = str(info.get("group_state", ""))
                 if state in ("Stable", "Empty", "Dead", "") or not info.get("members"):
@@ -224,9 +229,10 @@ def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: floa
                 unstable_since.pop(group, None)
         except Exception as exc:  # broker away or an unsupported call: keep watching, never stop the worker
             log.debug("group watchdog: %s", exc)
-            if admin is not None:
+            for client in (admin, offsets):
                 try:
-                    admin.close()
+                    if client is not None:
+                        client.close()
                 except Exception:
                     pass
-                admin = None
+            admin = offsets = None
