@@ -85,9 +85,15 @@ class Reconciler:
                 commit[tp] = min(commit.get(tp, offset), offset)
         return commit
 
-    def sweep(self, now: float | None = None) -> tuple[list[OpenQuestion], list[OpenQuestion]]:
-        """Close answered questions; return (to re-drive, to answer as failed) among the overdue ones."""
+    def sweep(self, now: float | None = None, consumed: dict[TopicPartition, int] | None = None,
+              ) -> tuple[list[OpenQuestion], list[OpenQuestion]]:
+        """Close answered questions; return (to re-drive, to answer as failed) among the overdue ones.
+
+        ``consumed`` is the worker group's committed offset per partition: a question the workers have not
+        reached yet is queued, not lost, and is left alone however old it is.
+        """
         now = time.time() if now is None else now
+        consumed = consumed or {}
         known = self.tracker.outcomes(list(self.open))
         redrive, give_up = [], []
         for rid, entry in list(self.open.items()):
@@ -95,6 +101,8 @@ class Reconciler:
             if row and row["outcome"]:
                 del self.open[rid]
                 continue
+            if any(tp in consumed and offset >= consumed[tp] for tp, offset in entry.offsets[-1:]):
+                continue  # still waiting in the queue
             last_progress = max(entry.seen_at, row["updated_at"].timestamp() if row else 0.0)
             if now - last_progress < self.settings.reconcile_after_s:
                 continue
@@ -143,9 +151,27 @@ async def run(settings: Settings | None = None, *, once_idle_s: float | None = N
         await consumer.stop()
 
 
+async def _worker_positions(settings: Settings) -> dict[TopicPartition, int]:
+    """Committed offsets of the worker group on `questions` (empty when unknown)."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
+    try:
+        await admin.start()
+        offsets = await admin.list_consumer_group_offsets(settings.app_id)
+        return {tp: meta.offset for tp, meta in offsets.items()
+                if tp.topic == settings.topic("questions") and meta.offset >= 0}
+    except Exception as exc:  # an older broker or a transient error: fall back to time alone
+        log.debug("worker group offsets unavailable: %s", exc)
+        return {}
+    finally:
+        await admin.close()
+
+
 async def _sweep(rec: Reconciler, producer: AIOKafkaProducer, consumer: AIOKafkaConsumer) -> None:
     try:
-        redrive, give_up = await asyncio.to_thread(rec.sweep)
+        consumed = await _worker_positions(rec.settings)
+        redrive, give_up = await asyncio.to_thread(rec.sweep, None, consumed)
     except Exception as exc:  # database away: try again next sweep
         log.error("reconciler cannot read requests (%s); retrying next sweep", exc)
         return

@@ -196,6 +196,9 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
                     await _answer_failure(record, stage, f"OUTPUT_CONTRACT: {_short(exc)}", deps)
                 return
             if sink == "answers":  # the outcome is recorded only once the answer is safely on the broker
+                if await _run_with_retry(_outcome_of, record, deps, stage):
+                    metrics.SKIPPED.labels(stage).inc()  # already answered (a re-drive raced it): keep the first
+                    return
                 await _delivered(sink_topic, record.request_id, payload)
             else:  # an unsent intermediate record is found by the reconciler (no outcome): no need to wait
                 await sink_topic.send(key=record.request_id.encode(), value=payload)
@@ -219,6 +222,8 @@ async def _answer_failure(record: BaseModel, stage: str, reason: str, deps: Deps
     """Publish the failure refusal on `answers` and record the request as failed."""
     try:
         answer = await _run_with_retry(lambda r, d: _failure_answer(r, stage, reason, d), record, deps, stage)
+        if await _run_with_retry(_outcome_of, record, deps, stage):
+            return  # the question already has its one outcome
         await _delivered(answers_topic, record.request_id, answer.model_dump_json().encode())
         await _run_with_retry(lambda r, d: d.tracker.mark(r.request_id, "failed", detail=answer.failure_reason),
                               record, deps, stage)
