@@ -50,7 +50,6 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 60.0
     llm_max_attempts: int = 3
     verify_judge: str = Field("offline", description="Claim judge: offline | llm (the generation backend)")
-    verify_judge: str = Field("offline", description="Claim judge: offline | llm (the generation backend)")
 
     # Worker
     broker_session_timeout_s: float = 6.0
