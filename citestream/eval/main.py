@@ -20,7 +20,10 @@ def role_of(items: Sequence[GoldenItem]) -> str:
 def score_set(name: str, items: Sequence[GoldenItem], replies, engine) -> SetReport:
     chunk_ids = [s.chunk_id for answer, _ in replies.values() for s in answer.sentences]
     texts = fetch_chunk_texts(engine, chunk_ids)
-    results = [score_item(item, *(replies.get(item.id) or (None, None)), chunk_texts=texts) for item in items]
+    results = []
+    for item in items:
+        answer, latency = replies.get(item.id) or (None, None)
+        results.append(score_item(item, answer, texts, latency))
     return SetReport(name=name, role=role_of(items), metrics=metrics(results),
                      per_category=breakdown(results, "category"), per_perturbation=breakdown(results, "perturbation"),
                      items=results)
