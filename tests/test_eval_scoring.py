@@ -211,3 +211,13 @@ def test_plot_writes_a_png(tmp_path):
                                             category="near_miss")])
     path = plot_set(report.sets["golden_set"], tmp_path / "p.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_score_set_scores_every_item_and_fetches_cited_chunks(monkeypatch):
+    import citestream.eval.main as main
+
+    asked = []
+    monkeypatch.setattr(main, "fetch_chunk_texts", lambda engine, ids: asked.extend(ids) or TEXTS)
+    s = main.score_set("golden_set", [ANSWERABLE, UNANSWERABLE], {"a1": (answer([GOOD]), 0.4)}, engine=None)
+    assert [r.outcome for r in s.items] == ["pass", "no_reply"] and asked == ["c-stab"]
+    assert s.role == "baseline" and s.items[0].latency_s == 0.4 and s.metrics["no_reply_count"] == 1
