@@ -228,6 +228,8 @@ def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: floa
 
     from kafka import KafkaConsumer
 
+    for noisy in ("kafka.admin._groups", "kafka.net.selector"):  # faust's member metadata is not kafka's format
+        logging.getLogger(noisy).setLevel(logging.ERROR)
     limit = 4 * settings.broker_session_timeout_s
     unstable_since: dict[str, float] = {}
     started = time.monotonic()
