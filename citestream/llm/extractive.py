@@ -14,6 +14,7 @@ How it picks sentences (general rules, no list of known questions):
   counting the sentence just before it (the subject is often named there);
 * questions asking for a quantity or a time (how much, how many, how long,
   when, what percentage, ...) prefer sentences that state a number;
+* bulleted list items count as sentences of their own;
 * fragments (under 5 words), run-ons (over 80 words, usually a table or a
   page header glued to text) and instructions aimed at a model (a prompt
   injection inside a document) are skipped;
@@ -47,6 +48,14 @@ _QUANTITY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
+
+
+_BULLET = re.compile(r"\s*[•●▪◦]\s*")
+
+
+def _pieces(text: str) -> list[str]:
+    """Sentences, with bulleted items as pieces of their own (PDF lists have no full stops between items)."""
+    return [p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence) if p.strip()]
 
 
 @dataclass(frozen=True)
@@ -85,13 +94,14 @@ class ExtractiveBackend:
     model_name = "extractive-v2"
 
     def __init__(self, max_sentences: int = 3, min_coverage: float = 0.34, min_shared_terms: int = 2,
-                 keep_ratio: float = 0.75, min_words: int = 5, max_words: int = 80):
+                 keep_ratio: float = 0.75, min_words: int = 5, max_words: int = 80, absent_weight: str = "floor"):
         self.max_sentences = max_sentences
         self.min_coverage = min_coverage
         self.min_shared_terms = min_shared_terms
         self.keep_ratio = keep_ratio
         self.min_words = min_words
         self.max_words = max_words
+        self.absent_weight = absent_weight
 
     def complete(self, prompt_text: str) -> LLMReply:
         blocks, question = parse_prompt(prompt_text)
@@ -106,14 +116,14 @@ class ExtractiveBackend:
             return []
         sentences = [(order, position, sentence, block)
                      for order, block in enumerate(blocks)
-                     for position, sentence in enumerate(split_sentences(block.text))]
+                     for position, sentence in enumerate(_pieces(block.text))]
         df = Counter(t for *_, sentence, _ in sentences for t in matching_terms(sentence) & q_terms)
         n = max(len(sentences), 1)
         weight = {t: math.log(1 + n / df[t]) for t in df}
         # A question word found nowhere in the evidence (often framing: "early", "disease") counts, but only as
         # much as the most common word that is found: it lowers coverage without outweighing the subject.
-        floor = min(weight.values(), default=1.0)
-        weight.update({t: floor for t in q_terms - weight.keys()})
+        absent = (max if self.absent_weight == "rarest" else min)(weight.values(), default=1.0)
+        weight.update({t: absent for t in q_terms - weight.keys()})
         total = sum(weight.values())
         wants_number = bool(_QUANTITY_QUESTION.search(question))
 
