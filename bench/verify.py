@@ -59,7 +59,8 @@ def run_stream() -> list[dict]:
             verdicts = {r.outputs.claim_verdicts[0].claimId: r.outputs.claim_verdicts[0].verdict
                         for r in replies.values()}
             out.append({"total_s": total, "ingest_s": t_ingest, "verify_s": total - t_ingest,
-                        "complete": ingest.request_id in ingested and len(replies) == 3, "verdicts_ok": _expected(verdicts)})
+                        "complete": ingest.request_id in ingested and len(replies) == 3,
+                        "verdicts_ok": _expected(verdicts)})
     finally:
         worker.stop()
     return out

@@ -28,5 +28,7 @@ class ComplianceReportRecord(Envelope):
     """Key: ``request_id``. ``report`` has passed the qa_semantic_compliance_output.v1 validator."""
 
     policy_version: str | None = None
-    report: dict[str, Any]
+    report: dict[str, Any] = Field(description=(
+        "A qa_semantic_compliance_output.v1 report, validated against the request's constraints before emission; "
+        "its JSON Schema ships as citestream/compliance/qa_semantic_compliance_output.v1.json"))
     evaluator: Literal["offline", "llm"]

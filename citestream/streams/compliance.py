@@ -1,4 +1,4 @@
-"""compliance.requests → compliance (offline evaluator or LLM; validated) → compliance.reports, else REPORT_INVALID"""
+"""compliance.requests → compliance (offline or LLM evaluator, validated) → compliance.reports, else REPORT_INVALID"""
 
 from ..compliance import ReportInvalid, compliance_report, embedding_relatedness
 from ..models import ComplianceReportRecord, ComplianceRequest

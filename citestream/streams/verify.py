@@ -1,4 +1,4 @@
-"""claims.verify → verify (retrieve a GroundingPack if only a query came; one verdict per claim) → claims.verdicts"""
+"""claims.verify → verify (retrieve a GroundingPack if only a query came; a verdict per claim) → claims.verdicts"""
 
 from ..models import ClaimVerifyRequest, ClaimVerifyResult
 from ..verification import grounding_for_query, judge_from_settings, verify_claims
