@@ -21,6 +21,7 @@ from .reliability_support import (
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.faults]
+START_S = 600  # a worker loads its model in ~15 s alone, minutes on a busy 2-core machine
 
 
 def _assert_exactly_one_answer_each(log, questions) -> None:
@@ -39,7 +40,7 @@ def test_kill_9_with_500_in_flight_then_a_new_worker_answers_every_question(priv
     questions = make_questions(500, "kill")
     since = asyncio.run(end_offsets(settings, "answers"))
     first = private_stack.worker(tmp_path / "first.log")
-    first.wait_ready()
+    first.wait_ready(timeout_s=START_S)
     second = None
 
     async def kill_then_restart(log):
@@ -69,7 +70,7 @@ def test_rolling_restart_of_two_workers_loses_nothing(private_stack, tmp_path):
     since = asyncio.run(end_offsets(settings, "answers"))
     workers = [private_stack.worker(tmp_path / "a1.log"), private_stack.worker(tmp_path / "b1.log")]
     for w in workers:
-        w.wait_ready()
+        w.wait_ready(timeout_s=START_S)
     restarted: list[str] = []
 
     async def roll(log):
@@ -103,7 +104,7 @@ def test_postgres_restart_under_load_is_waited_out(private_stack, tmp_path):
 
     metrics_port = _free(59650)
     worker = private_stack.worker(tmp_path / "pg.log", CITESTREAM_METRICS_PORT=str(metrics_port))
-    worker.wait_ready()
+    worker.wait_ready(timeout_s=START_S)
     outage: dict[str, float] = {}
 
     async def restart_postgres(log):
@@ -142,7 +143,7 @@ def test_worker_waits_for_a_broker_that_is_not_there_yet(private_stack, tmp_path
         late.start()
         stack.create_topics()
         wait_for_log(worker, b"is up after", 30)
-        worker.wait_ready(timeout_s=180)
+        worker.wait_ready(timeout_s=START_S)
         questions = make_questions(4, "late")
         since = asyncio.run(end_offsets(stack.settings, "answers"))
         asyncio.run(publish(stack.settings, questions))
