@@ -252,3 +252,15 @@ def test_llm_judge_garbage_or_unreachable_is_unclear(fake_llm):
     down = LLMJudge(OpenAIBackend("http://127.0.0.1:9/v1", "nobody", timeout_s=2))
     result = _verify(_request([CLAIMS["C1"], CLAIMS["C2"]]), judge=down)
     assert {v.verdict for v in result.outputs.claim_verdicts} == {"unclear"} and result.outputs.overallPass is False
+
+
+def test_judge_is_chosen_by_settings():
+    from types import SimpleNamespace
+
+    from citestream.verification import judge_from_settings
+
+    assert isinstance(judge_from_settings(SimpleNamespace(verify_judge="offline"), lambda: None), OfflineJudge)
+    backend = OpenAIBackend("http://127.0.0.1:9/v1", "m")
+    assert judge_from_settings(SimpleNamespace(verify_judge="llm"), lambda: backend).backend is backend
+    with pytest.raises(ValueError, match="verify_judge"):
+        judge_from_settings(SimpleNamespace(verify_judge="oracle"), lambda: None)

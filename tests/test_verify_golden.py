@@ -41,3 +41,12 @@ def test_offline_verifier_on_the_corpus_claims(engine, embedder):
     for result in report["results"]:
         if result["verdict"] == "pass":
             assert result["evidence"]
+
+
+@pytest.mark.slow
+def test_verify_eval_command_gates_on_accuracy(engine, embedder, capsys):
+    from citestream.cli import main
+
+    assert main(["verify-eval", "--golden", str(GOLDEN), "--corpus", str(CORPUS), "--min-accuracy", "0.85"]) == 0
+    assert '"false_passes": []' in capsys.readouterr().out
+    assert main(["verify-eval", "--golden", str(GOLDEN), "--no-ingest", "--min-accuracy", "1.01"]) == 1
