@@ -55,6 +55,12 @@ class Settings(BaseSettings):
     broker_session_timeout_s: float = 6.0
     stage_retry_max_s: float = 30.0
     web_port: int = Field(0, description="faust web/metrics port; 0 disables the web server")
+
+    # Fallback-rate alerts (streams/alerts.py)
+    fallback_alert_window_s: float = Field(300.0, description="Tumbling window size for the fallback rate")
+    fallback_alert_threshold: float = Field(0.15, description="Alert when the rate over answerable traffic exceeds this")
+    fallback_alert_min_answerable: int = Field(
+        10, description="Answerable records a window needs before its rate can alert (1 = every window)")
     metrics_port: int = Field(0, description="Prometheus /metrics port of the worker; 0 = off")
     reconcile_after_s: float = Field(
         120.0, description="Re-drive a question with no outcome this long after it was seen; 0 = no reconciler")

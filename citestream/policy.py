@@ -17,6 +17,8 @@ PROMPT_REFUSAL_LOCK = (
 
 @dataclass(frozen=True)
 class RetrievalPolicy:
+    """qa-contract-v1 §1 values, then the hybrid design of policy-qa-design-notes §2 (candidate sizes, fusion)."""
+
     top_k: int = 8
     max_context_chunks: int = 6
     min_similarity: float = 0.20
@@ -25,6 +27,17 @@ class RetrievalPolicy:
     fallback_min_similarity: float = 0.18
     fallback_only_if_empty: bool = True
     hnsw_ef_search: int = 100
+    mode: str = "hybrid"                # hybrid | dense | lexical (the last two for measurement)
+    semantic_k: int = 40                # dense candidates per query variant
+    bm25_k: int = 40                    # lexical candidates per list (child text, parent text) per variant
+    lexical_ranker: str = "bm25"        # bm25 (Okapi, in SQL over the tsvector) | ts_rank_cd
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    rrf_k: int = 60
+    semantic_weight: float = 1.0
+    child_lexical_weight: float = 1.0
+    parent_lexical_weight: float = 1.0
+    mmr_pool: int = 16                  # MMR chooses top_k among this many best fused candidates
 
 
 @dataclass(frozen=True)

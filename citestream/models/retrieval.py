@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from .agent import AgentError, AgentStatus
 from .common import Contract, Envelope, Scope
 
 
@@ -30,6 +31,8 @@ class RetrievalTrace(Contract):
     bm25_k: int | None = None
     rerank_k: int | None = None
     expansions: list[str] = Field(default_factory=list, description="Query variants that were searched")
+    lexical_ranker: str | None = Field(None, description="bm25 | ts_rank_cd, when a lexical list was searched")
+    fused_candidates: int | None = Field(None, description="Distinct chunks after Reciprocal Rank Fusion")
 
 
 class FactsRecord(Envelope):
@@ -63,3 +66,14 @@ class GroundingPack(Contract):
     chunks: list[GroundingChunk] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     retrieval_trace: RetrievalTrace = Field(default_factory=RetrievalTrace)
+
+
+class GroundingResult(Contract):
+    """What ``retrieval.grounding_pack`` returns: the pack, or a structured error (rag-loop-acceptance §4)."""
+
+    status: AgentStatus
+    grounding: GroundingPack | None = None
+    error: AgentError | None = None
+    total: int = Field(0, ge=0)
+    top_k: int = Field(ge=1, le=100)
+    fallback_used: bool = False

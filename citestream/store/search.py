@@ -1,8 +1,17 @@
-"""Read side of the index: candidate chunks for a query, filtered by scope in SQL."""
+"""Read side of the index: candidate chunks for a query, every list from Postgres, scope enforced in SQL.
+
+Three candidate lists feed the hybrid retriever (policy-qa-design-notes §2):
+dense cosine over child chunks (pgvector HNSW with iterative scans), and
+lexical search over child text and over parent text (a parent hit stands for
+its child closest in meaning to the query). ``hydrate`` then returns each
+candidate with its embedding and its cosine similarity computed in SQL, so a
+lexical-only candidate is scored exactly like a dense one.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from sqlalchemy import Engine, text
@@ -15,6 +24,12 @@ SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
     "SOPS": ("SOPS",),
 }
 
+LEXICAL_RANKERS = ("bm25", "ts_rank_cd")
+
+
+class IndexMissing(RuntimeError):
+    """The chunks collection does not exist (database absent or not migrated)."""
+
 
 @dataclass(frozen=True)
 class ChunkHit:
@@ -26,33 +41,172 @@ class ChunkHit:
     authority: str
     text: str
     score: float
+    parent_id: str | None = None
+    embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One entry of a candidate list: a child chunk id and the list's own score for it."""
+
+    chunk_id: str
+    score: float
+
+
+def _scope_clause(scope: str, params: dict, alias: str = "") -> str:
+    authorities = SCOPE_AUTHORITIES[scope]
+    if authorities is None:
+        return ""
+    params["auth"] = list(authorities)
+    return f" AND {alias}authority = ANY(:auth)"
+
+
+# The query's lexemes, normalised by the same 'english' configuration as the stored tsv, OR-ed together.
+_QUERY_TERMS = """
+    q_terms AS (SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :qtext))) AS lexeme),
+    q AS (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM q_terms)
+"""
+
+
+def _bm25_sql(kind: str, scope_sql: str) -> str:
+    """Okapi BM25 over the stored tsvector: tf from lexeme positions, dl = lexeme count.
+
+    Every chunk holding a query term matches the OR query, so each term's document frequency is counted
+    from the matches themselves: one GIN index scan, no scan per term.
+    """
+    scoped = scope_sql.replace(" authority", " c.authority")
+    return f"""
+    WITH {_QUERY_TERMS},
+    stats AS (SELECT count(*)::float AS n, greatest(avg(length(tsv)), 1)::float AS avgdl
+              FROM chunks WHERE kind = '{kind}'{scope_sql}),
+    matches AS (SELECT c.chunk_id, c.tsv, length(c.tsv)::float AS dl FROM chunks c, q
+                WHERE c.kind = '{kind}' AND c.tsv @@ q.query{scoped}),
+    tf AS (SELECT m.chunk_id, m.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float AS tf
+           FROM matches m, unnest(m.tsv) AS u WHERE u.lexeme IN (SELECT lexeme FROM q_terms)),
+    df AS (SELECT lexeme, count(*)::float AS df FROM tf GROUP BY lexeme)
+    SELECT tf.chunk_id,
+           sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+               * tf.tf * (:k1 + 1) / (tf.tf + :k1 * (1 - :b + :b * tf.dl / s.avgdl))) AS score
+    FROM tf JOIN df USING (lexeme), stats s
+    GROUP BY tf.chunk_id ORDER BY score DESC, tf.chunk_id LIMIT :k
+    """
+
+
+def _ts_rank_sql(kind: str, scope_sql: str) -> str:
+    """Postgres' own cover-density rank (no document frequencies), normalised by document length."""
+    scoped = scope_sql.replace(" authority", " c.authority")
+    return f"""
+    WITH {_QUERY_TERMS}
+    SELECT c.chunk_id, ts_rank_cd(c.tsv, q.query, 1) AS score FROM chunks c, q
+    WHERE c.kind = '{kind}' AND c.tsv @@ q.query{scoped}
+    ORDER BY score DESC, c.chunk_id LIMIT :k
+    """
 
 
 class ChunkSearch:
     def __init__(self, engine: Engine):
         self.engine = engine
 
-    def dense_search(self, embedding: np.ndarray, scope: str, k: int, ef_search: int = 100) -> list[ChunkHit]:
-        """Child chunks nearest to ``embedding`` by cosine, filtered by scope in SQL, best first.
+    def exists(self) -> bool:
+        """Whether the chunks collection exists; raises nothing (a missing database counts as missing)."""
+        try:
+            with self.engine.connect() as conn:
+                return conn.execute(text("SELECT to_regclass('chunks') IS NOT NULL")).scalar_one()
+        except Exception:  # noqa: BLE001  (connection refused, database does not exist, ...)
+            return False
+
+    def require(self) -> None:
+        if not self.exists():
+            raise IndexMissing("the chunks collection does not exist (database missing or not migrated)")
+
+    # --- candidate lists ----------------------------------------------------------------------------
+
+    def dense(self, embedding: np.ndarray, scope: str, k: int, ef_search: int = 100) -> list[Ranked]:
+        """Child chunks nearest to ``embedding`` by cosine, best first (ties by chunk_id).
 
         Iterative scans keep a scope filter from returning fewer than k rows (pgvector >= 0.8).
         """
-        authorities = SCOPE_AUTHORITIES[scope]
-        where = "kind = 'child' AND embedding IS NOT NULL"
         params: dict = {"q": embedding, "k": k}
-        if authorities is not None:
-            where += " AND authority = ANY(:auth)"
-            params["auth"] = list(authorities)
+        scope_sql = _scope_clause(scope, params)
         sql = text(
-            "SELECT chunk_id, doc_id, pdf, page, section, authority, text, "
-            "1 - (embedding <=> :q) AS score "
-            f"FROM chunks WHERE {where} ORDER BY embedding <=> :q LIMIT :k"
+            "SELECT chunk_id, 1 - (embedding <=> :q) AS score FROM chunks "
+            f"WHERE kind = 'child' AND embedding IS NOT NULL{scope_sql} ORDER BY embedding <=> :q LIMIT :k"
         )
         with self.engine.begin() as conn:
-            conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
+            conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(int(ef_search), int(k))}"))
             conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
             rows = conn.execute(sql, params).all()
-        hits = [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
-                         min(1.0, max(0.0, float(r.score)))) for r in rows]
-        return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
+        return _ordered(Ranked(r.chunk_id, float(r.score)) for r in rows)
 
+    def lexical(self, query: str, scope: str, k: int, ranker: str = "bm25", k1: float = 1.2,
+                b: float = 0.75) -> list[Ranked]:
+        """Child chunks ranked by lexical match of the query's terms (any term may match), best first."""
+        return self._lexical("child", query, scope, k, ranker, k1, b)
+
+    def lexical_parents(self, query: str, embedding: np.ndarray, scope: str, k: int, ranker: str = "bm25",
+                        k1: float = 1.2, b: float = 0.75) -> list[Ranked]:
+        """Parents ranked lexically, each standing for its child closest to ``embedding``; in parent order.
+
+        A term that is spread over a parent but absent from any one child still finds that context.
+        """
+        parents = self._lexical("parent", query, scope, k, ranker, k1, b)
+        if not parents:
+            return []
+        sql = text(
+            "SELECT DISTINCT ON (parent_id) parent_id, chunk_id FROM chunks "
+            "WHERE kind = 'child' AND parent_id = ANY(:ids) AND embedding IS NOT NULL "
+            "ORDER BY parent_id, embedding <=> :q, chunk_id"
+        )
+        with self.engine.connect() as conn:
+            best = dict(conn.execute(sql, {"ids": [p.chunk_id for p in parents], "q": embedding}).all())
+        return [Ranked(best[p.chunk_id], p.score) for p in parents if p.chunk_id in best]
+
+    def _lexical(self, kind: str, query: str, scope: str, k: int, ranker: str, k1: float, b: float) -> list[Ranked]:
+        if ranker not in LEXICAL_RANKERS:
+            raise ValueError(f"unknown lexical ranker {ranker!r}; one of {LEXICAL_RANKERS}")
+        params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
+        scope_sql = _scope_clause(scope, params)
+        sql = _bm25_sql(kind, scope_sql) if ranker == "bm25" else _ts_rank_sql(kind, scope_sql)
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SET LOCAL client_min_messages = warning")  # stopword-only queries NOTICE
+            rows = conn.execute(text(sql), params).all()
+        return _ordered(Ranked(r.chunk_id, float(r.score)) for r in rows)
+
+    # --- candidates with embeddings and cosine scores ---------------------------------------------------
+
+    def hydrate(self, chunk_ids: Sequence[str], embeddings: Sequence[np.ndarray]) -> list[ChunkHit]:
+        """The chunks with their embeddings; ``score`` is the best cosine to any of ``embeddings``, in [0, 1]."""
+        if not chunk_ids:
+            return []
+        params: dict = {"ids": list(chunk_ids)}
+        cosines = []
+        for i, vector in enumerate(embeddings):
+            params[f"q{i}"] = vector
+            cosines.append(f"1 - (embedding <=> :q{i})")
+        best = cosines[0] if len(cosines) == 1 else f"greatest({', '.join(cosines)})"
+        sql = text(
+            f"SELECT chunk_id, doc_id, pdf, page, section, authority, text, parent_id, embedding, {best} AS score "
+            "FROM chunks WHERE chunk_id = ANY(:ids)"
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(sql, params).all()
+        return [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
+                         min(1.0, max(0.0, float(r.score))), r.parent_id, _as_array(r.embedding))
+                for r in rows]
+
+    def dense_search(self, embedding: np.ndarray, scope: str, k: int, ef_search: int = 100) -> list[ChunkHit]:
+        """Dense-only hits with their cosine scores, best first (the pre-hybrid read path, kept for callers)."""
+        ranked = self.dense(embedding, scope, k, ef_search)
+        hits = {h.chunk_id: h for h in self.hydrate([r.chunk_id for r in ranked], [embedding])}
+        return sorted((hits[r.chunk_id] for r in ranked if r.chunk_id in hits), key=lambda h: (-h.score, h.chunk_id))
+
+
+def _as_array(value) -> np.ndarray:
+    """psycopg returns ``pgvector.Vector``; SQLAlchemy paths may return lists or numpy arrays."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def _ordered(items) -> list[Ranked]:
+    return sorted(items, key=lambda r: (-r.score, r.chunk_id))

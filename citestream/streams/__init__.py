@@ -5,7 +5,7 @@ questions → retrieve → qa.facts → filter → qa.relevant → assemble → 
 → validate → answers. Beside it: ingest.
 """
 
-from . import assemble, compliance, filter, generate, ingest, retrieve, validate, verify  # noqa: F401  (registers the agents)
+from . import alerts, assemble, compliance, filter, generate, ingest, retrieve, validate, verify  # noqa: F401  (registers the agents)
 from .app import app
 
 __all__ = ["app"]

@@ -1,0 +1,62 @@
+"""Hybrid candidates: dense + child lexical + parent lexical lists per query variant, fused with RRF.
+
+Every list comes from Postgres, so any number of workers see the same index.
+Each candidate then carries its embedding (for MMR) and its cosine similarity to
+the best-matching query variant (the score the gates are defined on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..models import RetrievalTrace
+from ..policy import RetrievalPolicy
+from ..store.search import ChunkHit, ChunkSearch, Ranked
+from .fusion import rrf
+
+MODES = ("hybrid", "dense", "lexical")
+
+
+@dataclass(frozen=True)
+class Candidates:
+    hits: list[ChunkHit]      # best fused first
+    fused: list[float]        # the fused score of each hit
+    trace: RetrievalTrace
+
+
+def gather(variants: Sequence[str], vectors: np.ndarray, scope: str, search: ChunkSearch, rp: RetrievalPolicy,
+           k: int) -> Candidates:
+    """Fused candidates for the query variants under ``rp.mode`` (hybrid | dense | lexical)."""
+    if rp.mode not in MODES:
+        raise ValueError(f"unknown retrieval mode {rp.mode!r}; one of {MODES}")
+    semantic_k, bm25_k = max(rp.semantic_k, k), max(rp.bm25_k, k)
+    lists: list[tuple[list[Ranked], float]] = []
+    stages: list[str] = []
+    if rp.mode in ("hybrid", "dense"):
+        stages.append("semantic")
+        for vector in vectors:
+            lists.append((search.dense(vector, scope, semantic_k, rp.hnsw_ef_search), rp.semantic_weight))
+    if rp.mode in ("hybrid", "lexical"):
+        stages.append("bm25")
+        for query, vector in zip(variants, vectors):
+            lists.append((search.lexical(query, scope, bm25_k, rp.lexical_ranker, rp.bm25_k1, rp.bm25_b),
+                          rp.child_lexical_weight))
+            lists.append((search.lexical_parents(query, vector, scope, bm25_k, rp.lexical_ranker, rp.bm25_k1,
+                                                 rp.bm25_b), rp.parent_lexical_weight))
+    stages.append("rrf")
+    fused = rrf(lists, rp.rrf_k)
+    by_id = {h.chunk_id: h for h in search.hydrate([cid for cid, _ in fused], list(vectors))}
+    kept = [(by_id[cid], score) for cid, score in fused if cid in by_id]
+    trace = RetrievalTrace(
+        stages=stages,
+        semantic_k=semantic_k if "semantic" in stages else None,
+        bm25_k=bm25_k if "bm25" in stages else None,
+        rerank_k=None,
+        expansions=list(variants),
+        lexical_ranker=rp.lexical_ranker if "bm25" in stages else None,
+        fused_candidates=len(kept),
+    )
+    return Candidates([h for h, _ in kept], [s for _, s in kept], trace)

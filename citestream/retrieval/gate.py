@@ -1,0 +1,28 @@
+"""The similarity floor and the fallback with its acceptance gate (qa-contract-v1 §1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..store.search import ChunkHit
+from ..text import content_terms
+
+
+def pdf_name_matches(pdf: str, query: str) -> bool:
+    """Fallback gate 2: the top-1 PDF's name shares a keyword (or document hint such as 'Q9') with the query."""
+    stem = re.sub(r"\.pdf$", "", pdf, flags=re.I)
+    name_terms = content_terms(re.sub(r"[_\-.]+", " ", stem))
+    return bool(name_terms & content_terms(query))
+
+
+def passing(hits: Sequence[ChunkHit], floor: float) -> list[ChunkHit]:
+    return [h for h in hits if h.score >= floor]
+
+
+def fallback_accepts(hits: Sequence[ChunkHit], floor: float, query: str) -> bool:
+    """Gate 1: top-1 (by cosine) ≥ the fallback floor; gate 2: its PDF name matches the query."""
+    if not hits:
+        return False
+    top = min(hits, key=lambda h: (-h.score, h.chunk_id))
+    return top.score >= floor and pdf_name_matches(top.pdf, query)

@@ -1,0 +1,79 @@
+"""qa.facts → fallback rate over answerable traffic per tumbling window (a faust table) → ops.alerts
+
+Answerable traffic is every Phase A record that found evidence (at least one
+accepted fact); a fallback event is such a record with ``fallback_used``. All
+records are regrouped under one key so one table partition sees the whole
+stream, whatever the number of workers. A window alerts once, when its rate
+first exceeds the threshold (qa-contract-v1 §3, with the contract's message).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+
+from pydantic import ValidationError
+
+from ..models import FactsRecord, FallbackRateAlert
+from ..topics import spec
+from .app import app, kafka_topic, settings
+
+log = logging.getLogger("citestream.streams.alerts")
+
+GROUP_KEY = b"fallback-rate"
+ANSWERABLE, FALLBACK, ALERTED = "answerable", "fallback", "alerted"
+
+spec("qa.facts", FactsRecord)
+spec("ops.alerts", FallbackRateAlert)
+alerts_topic = kafka_topic("ops.alerts")
+
+window_counts = app.Table(
+    "fallback_rate_counts", default=int, key_type=str, value_type=int, partitions=1,
+    help="Answerable / fallback / alerted counts per tumbling window",
+).tumbling(settings.fallback_alert_window_s, expires=settings.fallback_alert_window_s * 4).relative_to_stream()
+
+
+def fallback_alert(window_start: float, window_end: float, answerable: int, fallback: int, threshold: float,
+                   min_answerable: int, policy_version: str | None) -> FallbackRateAlert | None:
+    """The alert for a window whose fallback rate over answerable traffic exceeds ``threshold``, else None."""
+    if answerable <= 0 or answerable < min_answerable:
+        return None
+    rate = fallback / answerable
+    if rate <= threshold:
+        return None
+    return FallbackRateAlert(
+        request_id=f"fallback-rate-{int(window_start)}", policy_version=policy_version or settings.policy_version,
+        window_start=datetime.fromtimestamp(window_start, timezone.utc),
+        window_end=datetime.fromtimestamp(window_end, timezone.utc),
+        answerable_count=answerable, fallback_count=fallback, rate=round(rate, 6), threshold=threshold,
+    )
+
+
+# Every record regrouped under GROUP_KEY: one partition of this app's own repartition topic sees them all.
+regrouped = app.topic(f"{settings.app_id}-{settings.topic('qa.facts')}-fallback-rate-repartition", key_type=bytes,
+                      value_type=bytes, partitions=1, internal=True)
+
+
+@app.agent(kafka_topic("qa.facts"), name="citestream.fallback_rate")
+async def fallback_rate(stream):
+    async for event in stream.group_by(lambda _value: GROUP_KEY, name="fallback-rate", topic=regrouped).events():
+        try:
+            record = FactsRecord.model_validate_json(event.value)
+        except (ValidationError, ValueError, TypeError):
+            continue  # the filter agent dead-letters what breaks the contract
+        if not record.facts:
+            continue
+        window_counts[ANSWERABLE] += 1
+        if record.fallback_used:
+            window_counts[FALLBACK] += 1
+        if window_counts[ALERTED].current():
+            continue
+        start, _ = window_counts.table.window.current(event.message.timestamp)
+        end = start + settings.fallback_alert_window_s  # faust's own end is inclusive (size − 0.1 s)
+        alert = fallback_alert(start, end, window_counts[ANSWERABLE].current(), window_counts[FALLBACK].current(),
+                               settings.fallback_alert_threshold, settings.fallback_alert_min_answerable,
+                               record.policy_version)
+        if alert is not None:
+            window_counts[ALERTED] = 1
+            log.warning("%s window=%s..%s rate=%.3f", alert.message, alert.window_start, alert.window_end, alert.rate)
+            await alerts_topic.send(key=alert.request_id.encode(), value=alert.model_dump_json().encode())
