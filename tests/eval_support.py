@@ -11,10 +11,13 @@ from citestream.config import PROJECT_ROOT, Settings
 
 
 def corpus_settings(base: Settings) -> Settings:
-    """``<test database>_corpus`` and ``<prefix>corpus.``: stable names, so the ingested corpus is reused."""
+    """``<test database>_corpus`` and ``<prefix>corpus.``: stable names, so the ingested corpus is reused.
+
+    CITESTREAM_EVAL_CORPUS_DATABASE_URL points at a database that already holds the corpus (e.g. make eval's).
+    """
     url = base.database_url.rsplit("/", 1)
     return base.model_copy(update={
-        "database_url": f"{url[0]}/{url[1]}_corpus",
+        "database_url": os.environ.get("CITESTREAM_EVAL_CORPUS_DATABASE_URL", f"{url[0]}/{url[1]}_corpus"),
         "topic_prefix": f"{base.topic_prefix}corpus.",
         "app_id": f"{base.app_id}-corpus",
     })
