@@ -40,7 +40,6 @@ def test_kill_9_with_500_in_flight_then_a_new_worker_answers_every_question(priv
     questions = make_questions(500, "kill")
     since = asyncio.run(end_offsets(settings, "answers"))
     first = private_stack.worker(tmp_path / "first.log")
-    first.wait_ready(timeout_s=START_S)
     second = None
 
     async def kill_then_restart(log):
@@ -55,6 +54,7 @@ def test_kill_9_with_500_in_flight_then_a_new_worker_answers_every_question(priv
         return await collect_answers(settings, since, {q.request_id for q in questions}, 900, kill_then_restart)
 
     try:
+        first.wait_ready(timeout_s=START_S)
         log = asyncio.run(scenario())
         assert second is not None, "the first worker answered everything before it could be killed"
         _assert_exactly_one_answer_each(log, questions)
@@ -69,8 +69,6 @@ def test_rolling_restart_of_two_workers_loses_nothing(private_stack, tmp_path):
     questions = make_questions(120, "roll")
     since = asyncio.run(end_offsets(settings, "answers"))
     workers = [private_stack.worker(tmp_path / "a1.log"), private_stack.worker(tmp_path / "b1.log")]
-    for w in workers:
-        w.wait_ready(timeout_s=START_S)
     restarted: list[str] = []
 
     async def roll(log):
@@ -88,6 +86,8 @@ def test_rolling_restart_of_two_workers_loses_nothing(private_stack, tmp_path):
         return log
 
     try:
+        for w in workers:
+            w.wait_ready(timeout_s=START_S)
         log = asyncio.run(scenario())
         assert restarted == ["a", "b"]
         _assert_exactly_one_answer_each(log, questions)
@@ -104,7 +104,6 @@ def test_postgres_restart_under_load_is_waited_out(private_stack, tmp_path):
 
     metrics_port = _free(59650)
     worker = private_stack.worker(tmp_path / "pg.log", CITESTREAM_METRICS_PORT=str(metrics_port))
-    worker.wait_ready(timeout_s=START_S)
     outage: dict[str, float] = {}
 
     async def restart_postgres(log):
@@ -121,6 +120,7 @@ def test_postgres_restart_under_load_is_waited_out(private_stack, tmp_path):
         return await collect_answers(settings, since, {q.request_id for q in questions}, 600, restart_postgres)
 
     try:
+        worker.wait_ready(timeout_s=START_S)
         log = asyncio.run(scenario())
         assert "down" in outage
         _assert_exactly_one_answer_each(log, questions)
