@@ -63,6 +63,23 @@ def test_real_prose_is_not_an_artifact():
         is None
 
 
+def test_line_numbered_draft_prose_is_kept():
+    numbers = " ".join(str(n) for n in range(41, 86))
+    page = (f"Draft — Not for Implementation 40 II. BACKGROUND {numbers} In 1997, a Clinical Development Working "
+            "Group composed of representatives from the FDA and pharmaceutical sponsors began discussions on ways to "
+            "improve sponsor and FDA interactions in the drug development process and recommended a template.")
+    assert artifact_reason(page) is None
+
+
+def test_typos_still_match_and_one_specific_term_is_not_enough_for_off_topic():
+    typo = facts_record([fact(0, "Bioavailability is the rate and extent to which the active ingredient is absorbed.")],
+                        "How does FDA defin bioavailabilty?")
+    assert [f.chunk_id for f in filter_facts(typo, DEFAULT_POLICY).facts] == ["c0"]
+    define = facts_record([fact(0, "The term drug means articles intended for use in the diagnosis of disease.")],
+                          "How does FDA define a drug?")
+    assert [f.chunk_id for f in filter_facts(define, DEFAULT_POLICY).facts] == ["c0"]
+
+
 def test_local_filter_drops_artifacts_irrelevant_and_duplicates_and_keeps_scores():
     facts = [
         GOOD[0],

@@ -3,15 +3,16 @@
 Rules (general, measured on the shape of the corpus, never on known questions):
 
 * artifacts: fewer than 5 words (running headers, footers, page numbers);
-  mostly numbers (tables of figures, line-number runs); a run of consecutive
-  integers making up a large share of the words (line-numbered drafts with
-  little text); tables of contents (two or more dot leaders, or one with a
-  "table of contents" heading); contact boilerplate (two or more of e-mail,
+  mostly numbers, or a run of consecutive integers (line numbers), with fewer
+  than 25 other words around them (a line-numbered draft page or a table with
+  real prose is kept); tables of contents (two or more dot leaders, or one
+  with a "table of contents" heading); contact boilerplate (two or more of e-mail,
   web address, phone number: "additional copies are available from ...");
-* relevance: the fact must share a content term (stemmed, no stopwords) with
-  the question, and when the question has specific terms, at least one of
-  them: sharing only generic regulatory words ("FDA", "guidance", "drug")
-  is not relevance;
+* relevance: the fact must share a content term (stemmed, no stopwords; a
+  6-letter shared prefix also matches, so "bioavailabilty" finds
+  "bioavailability") with the question, and when the question has two or
+  more specific terms, at least one of them: sharing only generic regulatory
+  words ("FDA", "guidance", "drug") is not relevance;
 * duplicates: the same normalised similarity key (the first 40 normalised
   words: case, punctuation, spacing and hyphenation differences vanish) as a
   better-scored fact;
@@ -28,6 +29,9 @@ from ..models.filtering import DroppedFact
 from ..text import content_terms, stem, words
 
 MIN_WORDS = 5
+MIN_PROSE_WORDS = 25  # a line-numbered page with this much text is a fact with numbers, not an artifact
+MIN_SPECIFIC_TERMS = 2
+PREFIX_MATCH = 6
 KEY_WORDS = 40
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}|(?:…\s?){2,}")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
@@ -60,11 +64,11 @@ def artifact_reason(quote: str) -> str | None:
     if len(tokens) < MIN_WORDS:
         return "too short"
     numeric = sum(t.replace(".", "").replace(",", "").isdigit() for t in tokens)
-    if numeric / len(tokens) > 0.5:
-        return "mostly numbers"
-    run = _integer_run(tokens)
-    if run >= 5 and run / len(tokens) >= 0.2:
-        return "line-number run"
+    if len(tokens) - numeric < MIN_PROSE_WORDS:  # numbers with real prose around them are a fact, not an artifact
+        if numeric / len(tokens) > 0.5:
+            return "mostly numbers"
+        if _integer_run(tokens) >= 5:
+            return "line-number run"
     leaders = len(_DOT_LEADER.findall(quote))
     if leaders >= 2 or (leaders and "table of contents" in " ".join(tokens)):
         return "table of contents"
@@ -85,13 +89,19 @@ def similarity_key(quote: str) -> str:
 
 def relevance_reason(question_terms: set[str], quote: str) -> str | None:
     """None when the quote is relevant; else the drop reason."""
-    shared = question_terms & content_terms(quote)
+    shared = matching_terms(question_terms, content_terms(quote))
     if not shared:
         return "NO_TERM_OVERLAP"
     specific = question_terms - GENERIC_TERMS
-    if specific and not shared & specific:
+    if len(specific) >= MIN_SPECIFIC_TERMS and not shared & specific:
         return "OFF_TOPIC"
     return None
+
+
+def matching_terms(question_terms: set[str], quote_terms: set[str]) -> set[str]:
+    """Question terms found in the quote: equal, or sharing a 6-letter prefix (a typo late in a long word)."""
+    prefixes = {t[:PREFIX_MATCH] for t in quote_terms if len(t) >= PREFIX_MATCH}
+    return {t for t in question_terms if t in quote_terms or (len(t) >= PREFIX_MATCH and t[:PREFIX_MATCH] in prefixes)}
 
 
 def local_filter(question: str, facts: list[Fact], max_context_chunks: int) -> tuple[list[Fact], list[DroppedFact]]:
