@@ -18,7 +18,7 @@ from citestream.streams.deps import Deps
 from .conftest import CORPUS, WorkerProcess
 from .eval_support import corpus_env, corpus_settings, prepare_corpus_database
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e,
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.corpus_eval,
               pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")]
 SETS = {set_name(p): load_set(p) for p in (BASELINE_SET, PERTURB_SET)}
 
