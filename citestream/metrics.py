@@ -1,6 +1,6 @@
 """Prometheus metrics of the worker: what an operator needs to see that nothing is lost and nothing is stuck.
 
-Names are documented in docs/readme/reliability.md. The endpoint is served by
+Names are documented in the README (Reliability). The endpoint is served by
 ``serve(port)`` from the worker process (``CITESTREAM_METRICS_PORT``, 0 = off).
 """
 

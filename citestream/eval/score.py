@@ -1,6 +1,6 @@
 """Per-item outcomes and the set's metrics, deterministic from the answers and the cited chunks' text.
 
-Definitions (also in docs/readme/evaluation.md):
+Definitions (also in the README (Evaluation)):
 
 * pass, answerable: status ``answered``, at least one cited (pdf, page) is among
   ``expected``, and the answer text or the text of a cited chunk contains a
