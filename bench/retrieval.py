@@ -15,7 +15,6 @@ Run: ``python -m bench.retrieval`` (ingests ../shared/corpus into the bench data
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from pathlib import Path

@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -26,7 +24,7 @@ from citestream.config import get_settings
 from citestream.models import QuestionEvent
 from citestream.topics import REGISTRY
 
-from ._support import percentile
+from ._support import Worker, percentile
 
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "600"))
 CALIBRATION_QUESTIONS = int(os.environ.get("SOAK_CALIBRATION", "200"))
@@ -54,33 +52,6 @@ def prepare() -> None:
     for doc in smoke_dataset()["documents"]:
         ingest_document(from_text(doc["docId"], doc["text"], doc["title"], doc["source"], doc["metadata"]),
                         store, embedder)
-
-
-class Worker:
-    """A `citestream worker` process; a generous start deadline because a loaded 2-core machine is slow to load."""
-
-    def __init__(self, log: Path, timeout_s: float = float(os.environ.get("SOAK_WORKER_START_S", "600"))):
-        from citestream.config import PROJECT_ROOT
-
-        self.log, self._out = log, open(log, "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "citestream", "worker"], stdout=self._out,
-                                     stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
-        deadline = time.monotonic() + timeout_s
-        while b"Worker ready" not in log.read_bytes():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"worker did not start; see {log}")
-            time.sleep(0.5)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._out.close()
 
 
 def rss_mb(pid: int) -> float:

@@ -6,7 +6,6 @@ import argparse
 import json
 import logging
 import sys
-import time
 import uuid
 from pathlib import Path
 
