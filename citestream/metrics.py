@@ -33,10 +33,18 @@ CONSUMER_LAG = Gauge("citestream_consumer_lag", "Highwater minus committed offse
 
 
 def serve(port: int) -> bool:
-    """Start the /metrics HTTP endpoint on ``port``; returns False when disabled (port 0)."""
+    """Start the /metrics HTTP endpoint on ``port``; returns False when disabled (port 0) or the port is taken.
+
+    A taken port (a second worker on the same host with the same setting) must
+    not stop the worker from answering: it runs on without an endpoint and says so.
+    """
     if port <= 0:
         return False
-    start_http_server(port, addr="0.0.0.0")
+    try:
+        start_http_server(port, addr="0.0.0.0")
+    except OSError as exc:
+        log.error("metrics port %d unavailable (%s): this worker runs without a /metrics endpoint", port, exc)
+        return False
     log.info("metrics on http://0.0.0.0:%d/metrics", port)
     return True
 
