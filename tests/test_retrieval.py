@@ -19,7 +19,7 @@ from citestream.store import ChunkSearch, engine_for
 from citestream.store.search import Ranked
 
 from .conftest import new_request_id
-from .retrieval_support import ingest_documents
+from .retrieval_support import DOCUMENTS, ingest_documents
 
 POLICY = Policy()
 
@@ -65,8 +65,10 @@ def test_lexical_list_finds_an_exact_identifier(indexed):
 
 @pytest.mark.parametrize("ranker", ["bm25", "ts_rank_cd"])
 def test_both_lexical_rankers_rank_the_matching_chunk_first(indexed, ranker):
-    hits = indexed.lexical("audit trail retention electronic records", "MIXED", 5, ranker=ranker)
-    assert hits[0].chunk_id.startswith("electronic-records-retention-chunk-")
+    hits = indexed.lexical("audit trail retention electronic records", "MIXED", 20, ranker=ranker)
+    # The suite's database may also hold corpus PDFs (21 CFR Part 11 is on topic); rank among this file's documents.
+    ours = [h for h in hits if h.doc_id in DOCUMENTS]
+    assert ours[0].chunk_id.startswith("electronic-records-retention-chunk-")
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
@@ -261,7 +263,8 @@ def test_debug_text_contract_is_exact(indexed, embedder):
     lines = text.splitlines()
     assert lines[0] == "FACTS:" and len(lines) == len(record.facts) + 1
     f = record.facts[0]
-    assert lines[1] == f'- "{f.quote}" (pdf="{f.pdf}", page={f.page}, chunk_id="{f.chunk_id}", score={f.score})'
+    quote = " ".join(f.quote.split())  # a chunk's line breaks never split a fact's line
+    assert lines[1] == f'- "{quote}" (pdf="{f.pdf}", page={f.page}, chunk_id="{f.chunk_id}", score={f.score})'
     assert format_facts([]) == "FACTS:"
 
 
