@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from citestream.config import PROJECT_ROOT
+from citestream.infra.worker import WorkerProcess
 
 CORPUS = Path(os.environ.get("CITESTREAM_CORPUS", PROJECT_ROOT.parent / "shared" / "corpus")).resolve()
 
@@ -62,27 +60,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-class Worker:
-    """A `citestream worker` process for the duration of a benchmark; a generous start deadline for a loaded box."""
+class Worker(WorkerProcess):
+    """A worker for the duration of a benchmark, ready once constructed; a generous start deadline for a loaded box."""
 
     def __init__(self, log: Path, timeout_s: float = float(os.environ.get("BENCH_WORKER_START_S", "600"))):
-        self.log = log
-        self._out = open(log, "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "citestream", "worker"], stdout=self._out,
-                                     stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
-        deadline = time.monotonic() + timeout_s
-        while b"Worker ready" not in log.read_bytes():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"worker did not start; see {log}")
-            time.sleep(0.3)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._out.close()
+        super().__init__(log, start_s=timeout_s)
+        self.wait_ready()

@@ -8,11 +8,7 @@ several suites side by side on one pair of servers.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -25,6 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from citestream import infra  # noqa: E402
 from citestream.config import PROJECT_ROOT, get_settings  # noqa: E402
+from citestream.infra.worker import WorkerProcess  # noqa: E402,F401 (the tests import it from here)
 
 CORPUS = (PROJECT_ROOT.parent / "shared" / "corpus").resolve()
 
@@ -114,35 +111,6 @@ def smoke_ingested(engine, embedder, smoke_dataset):
 
 def new_request_id(prefix: str = "t") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:16]}"
-
-
-class WorkerProcess:
-    """A real `citestream worker` in its own process, with its log kept for failures."""
-
-    def __init__(self, log_path: Path, env: dict[str, str] | None = None):
-        self.log_path = log_path
-        self._log = open(log_path, "wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "citestream", "worker", "--loglevel", "info"],
-            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=PROJECT_ROOT,
-        )
-
-    def wait_ready(self, timeout_s: float = 120) -> None:
-        deadline = time.monotonic() + timeout_s
-        while b"Worker ready" not in self.log_path.read_bytes():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker did not start:\n{self.log_path.read_text()[-3000:]}")
-            time.sleep(0.3)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
 
 
 @pytest.fixture(scope="session")

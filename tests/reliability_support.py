@@ -28,6 +28,8 @@ from citestream.models import QuestionEvent
 
 from .conftest import WorkerProcess, new_request_id
 
+WORKER_START_S = 600  # a worker loads its model in ~15 s alone, minutes on a busy 2-core machine
+
 # The smoke documents answer these (and refuse the last): a mix like real traffic.
 QUESTIONS = [
     "By how much do DOACs such as apixaban reduce stroke risk in atrial fibrillation?",
@@ -89,7 +91,7 @@ class PrivateStack:
         create_topics(self.settings.bootstrap_servers, self.prefix)
 
     def worker(self, log_path: Path, **extra: str) -> WorkerProcess:
-        return WorkerProcess(log_path, env=self.env(**extra))
+        return WorkerProcess(log_path, env=self.env(**extra), start_s=WORKER_START_S)
 
     def stop(self) -> None:
         self.broker.stop()
@@ -221,6 +223,17 @@ async def collect_answers(settings: Settings, since: dict[int, int], wanted: set
     return log
 
 
+
+async def ask_and_collect(settings: Settings, questions: list[QuestionEvent], since: dict[int, int],
+                          timeout_s: float, during=None, per_second: float | None = None) -> AnswerLog:
+    """Publish ``questions`` (all before collecting, or paced at ``per_second`` while collecting); their answers."""
+    sender = asyncio.create_task(publish(settings, questions, per_second=per_second))
+    if per_second is None:
+        await sender
+    log = await collect_answers(settings, since, {q.request_id for q in questions}, timeout_s, during)
+    await sender
+    return log
+
 def scrape_metrics(port: int) -> str:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
         return r.read().decode()
@@ -240,10 +253,3 @@ def metric_value(text: str, name: str, **labels: str) -> float:
             total += float(value)
     return total
 
-
-def wait_for_log(worker: WorkerProcess, needle: bytes, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while needle not in worker.log_path.read_bytes():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{needle!r} not in worker log:\n{worker.log_path.read_text()[-3000:]}")
-        time.sleep(0.3)

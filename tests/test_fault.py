@@ -16,12 +16,11 @@ import pytest
 from citestream.infra.broker import EmbeddedBroker
 
 from .reliability_support import (
-    PrivateStack, collect_answers, end_offsets, free_port, make_questions, metric_value, private_stack,  # noqa: F401
-    publish, scrape_metrics, wait_for_log,
+    PrivateStack, ask_and_collect, end_offsets, free_port, make_questions, metric_value, private_stack,  # noqa: F401
+    scrape_metrics,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.faults]
-START_S = 600  # a worker loads its model in ~15 s alone, minutes on a busy 2-core machine
 
 
 def _assert_exactly_one_answer_each(log, questions) -> None:
@@ -49,13 +48,9 @@ def test_kill_9_with_500_in_flight_then_a_new_worker_answers_every_question(priv
             first.proc.wait()
             second = private_stack.worker(tmp_path / "second.log")
 
-    async def scenario():
-        await publish(settings, questions)
-        return await collect_answers(settings, since, {q.request_id for q in questions}, 900, kill_then_restart)
-
     try:
-        first.wait_ready(timeout_s=START_S)
-        log = asyncio.run(scenario())
+        first.wait_ready()
+        log = asyncio.run(ask_and_collect(settings, questions, since, 900, kill_then_restart))
         assert second is not None, "the first worker answered everything before it could be killed"
         _assert_exactly_one_answer_each(log, questions)
     finally:
@@ -79,16 +74,10 @@ def test_rolling_restart_of_two_workers_loses_nothing(private_stack, tmp_path):
                 workers[index].stop()
                 workers[index] = private_stack.worker(tmp_path / f"{name}2.log")
 
-    async def scenario():
-        sender = asyncio.create_task(publish(settings, questions, per_second=3))
-        log = await collect_answers(settings, since, {q.request_id for q in questions}, 600, roll)
-        await sender
-        return log
-
     try:
         for w in workers:
-            w.wait_ready(timeout_s=START_S)
-        log = asyncio.run(scenario())
+            w.wait_ready()
+        log = asyncio.run(ask_and_collect(settings, questions, since, 600, roll, per_second=3))
         assert restarted == ["a", "b"]
         _assert_exactly_one_answer_each(log, questions)
     finally:
@@ -100,9 +89,7 @@ def test_postgres_restart_under_load_is_waited_out(private_stack, tmp_path):
     settings = private_stack.settings
     questions = make_questions(80, "pg")
     since = asyncio.run(end_offsets(settings, "answers"))
-    from .reliability_support import free_port as _free
-
-    metrics_port = _free(59650)
+    metrics_port = free_port(59650)
     worker = private_stack.worker(tmp_path / "pg.log", CITESTREAM_METRICS_PORT=str(metrics_port))
     outage: dict[str, float] = {}
 
@@ -115,13 +102,9 @@ def test_postgres_restart_under_load_is_waited_out(private_stack, tmp_path):
             outage["db_up"] = metric_value(scrape_metrics(metrics_port), "citestream_database_up")
             await asyncio.to_thread(private_stack.pg.start)
 
-    async def scenario():
-        await publish(settings, questions)
-        return await collect_answers(settings, since, {q.request_id for q in questions}, 600, restart_postgres)
-
     try:
-        worker.wait_ready(timeout_s=START_S)
-        log = asyncio.run(scenario())
+        worker.wait_ready()
+        log = asyncio.run(ask_and_collect(settings, questions, since, 600, restart_postgres))
         assert "down" in outage
         _assert_exactly_one_answer_each(log, questions)
         assert b"database unavailable, retrying" in worker.log_path.read_bytes()
@@ -137,17 +120,16 @@ def test_worker_waits_for_a_broker_that_is_not_there_yet(private_stack, tmp_path
     stack = PrivateStack(tmp_path, private_stack.pg, late, prefix="late.", database=private_stack.database)
     worker = stack.worker(tmp_path / "late.log")
     try:
-        wait_for_log(worker, b"waiting for the Kafka broker", 60)
+        worker.wait_for(b"waiting for the Kafka broker", 60)
         time.sleep(3)
         assert worker.proc.poll() is None, "the worker gave up instead of waiting"
         late.start()
         stack.create_topics()
-        wait_for_log(worker, b"is up after", 30)
-        worker.wait_ready(timeout_s=START_S)
+        worker.wait_for(b"is up after", 30)
+        worker.wait_ready()
         questions = make_questions(4, "late")
         since = asyncio.run(end_offsets(stack.settings, "answers"))
-        asyncio.run(publish(stack.settings, questions))
-        log = asyncio.run(collect_answers(stack.settings, since, {q.request_id for q in questions}, 120))
+        log = asyncio.run(ask_and_collect(stack.settings, questions, since, 120))
         _assert_exactly_one_answer_each(log, questions)
     finally:
         worker.stop()
