@@ -51,13 +51,40 @@ def settings(servers):
 @pytest.fixture(scope="session")
 def database(settings):
     """The test database, migrated to head."""
+    if settings.infra != "docker":
+        infra.servers(settings)[0].ensure_database(infra.database_name(settings))
+    migrate()
+    return settings.database_url
+
+
+def migrate(url: str | None = None) -> None:
+    """Alembic upgrade to head, on ``url`` or else on the configured database."""
     from alembic import command
     from alembic.config import Config
 
-    if settings.infra != "docker":
-        infra.servers(settings)[0].ensure_database(infra.database_name(settings))
-    command.upgrade(Config(str(PROJECT_ROOT / "alembic.ini")), "head")
-    return settings.database_url
+    from citestream.store.db import sqlalchemy_url
+
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", sqlalchemy_url(url))
+    command.upgrade(config, "head")
+
+
+@pytest.fixture()
+def empty_database(settings):
+    """A fresh database of the test's own, dropped afterwards: for schemas built from nothing and private ledgers."""
+    pg = infra.servers(settings)[0]
+    name = f"t_{uuid.uuid4().hex[:8]}"
+    pg.ensure_database(name)
+    yield f"postgresql://postgres@127.0.0.1:{settings.pg_port}/{name}"
+    pg.drop_database(name)
+
+
+@pytest.fixture()
+def migrated_database(empty_database):
+    """``empty_database`` migrated to head."""
+    migrate(empty_database)
+    return empty_database
 
 
 @pytest.fixture(scope="session")

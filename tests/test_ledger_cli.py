@@ -14,10 +14,7 @@ import uuid
 
 import psycopg
 import pytest
-from alembic import command
-from alembic.config import Config
 
-from citestream import infra
 from citestream.config import PROJECT_ROOT
 from citestream.generation import generate
 from citestream.llm import ExtractiveBackend
@@ -25,7 +22,7 @@ from citestream.models import PromptRecord
 from citestream.models.assembly import PromptBuildResult
 from citestream.prompt import TEMPLATE_VERSION, render_prompt, sha256_hex
 from citestream.store import Ledger
-from citestream.store.db import make_engine, sqlalchemy_url
+from citestream.store.db import make_engine
 
 from .test_validation import make_bundle
 
@@ -33,18 +30,11 @@ TRIGGER = "audit_ledger_no_update_delete"
 
 
 @pytest.fixture()
-def ledger_db(settings):
-    pg = infra.servers(settings)[0]
-    name = f"gen_ledger_{uuid.uuid4().hex[:8]}"
-    pg.ensure_database(name)
-    url = f"postgresql://postgres@127.0.0.1:{settings.pg_port}/{name}"
-    config = Config(str(PROJECT_ROOT / "alembic.ini"))
-    config.set_main_option("sqlalchemy.url", sqlalchemy_url(url))
-    command.upgrade(config, "head")
-    engine = make_engine(url)
-    yield url, Ledger(engine)
+def ledger_db(migrated_database):
+    """A migrated database of this test's own, and its ledger: each chain starts empty."""
+    engine = make_engine(migrated_database)
+    yield migrated_database, Ledger(engine)
     engine.dispose()
-    pg.drop_database(name)
 
 
 def cli(url: str, *args: str) -> subprocess.CompletedProcess:

@@ -1,37 +1,18 @@
 """Migrations build the schema on an empty database; the ledger is append-only in the database itself."""
 
-import uuid
 from datetime import datetime, timezone
 
 import psycopg
 import pytest
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import create_engine, inspect
 
-from citestream import infra
-from citestream.config import PROJECT_ROOT
 from citestream.store.db import sqlalchemy_url
 
-
-@pytest.fixture()
-def empty_database(settings):
-    pg = infra.servers(settings)[0]
-    name = f"mig_{uuid.uuid4().hex[:8]}"
-    pg.ensure_database(name)
-    url = f"postgresql://postgres@127.0.0.1:{settings.pg_port}/{name}"
-    yield url
-    pg.drop_database(name)
-
-
-def _upgrade(url: str) -> None:
-    config = Config(str(PROJECT_ROOT / "alembic.ini"))
-    config.set_main_option("sqlalchemy.url", sqlalchemy_url(url))
-    command.upgrade(config, "head")
+from .conftest import migrate
 
 
 def test_migrations_apply_on_empty_database(empty_database):
-    _upgrade(empty_database)
+    migrate(empty_database)
     engine = create_engine(sqlalchemy_url(empty_database))
     insp = inspect(engine)
     assert {"documents", "chunks", "audit_ledger", "requests", "index_versions"} <= set(insp.get_table_names())
@@ -47,13 +28,13 @@ def test_migrations_apply_on_empty_database(empty_database):
     assert "USING hnsw (embedding vector_cosine_ops)" in indexes["chunks_embedding_hnsw_idx"]
     assert "USING gin (tsv)" in indexes["chunks_tsv_gin_idx"]
     engine.dispose()
-    _upgrade(empty_database)  # idempotent: a second upgrade is a no-op
+    migrate(empty_database)  # idempotent: a second upgrade is a no-op
 
 
 def test_migrated_schema_matches_table_definitions(empty_database):
     from citestream.store.tables import metadata
 
-    _upgrade(empty_database)
+    migrate(empty_database)
     engine = create_engine(sqlalchemy_url(empty_database))
     insp = inspect(engine)
     for table in metadata.sorted_tables:
@@ -61,17 +42,16 @@ def test_migrated_schema_matches_table_definitions(empty_database):
     engine.dispose()
 
 
-def test_ledger_rejects_update_delete_truncate(empty_database):
+def test_ledger_rejects_update_delete_truncate(migrated_database):
     from citestream.store import Ledger, LedgerEntry
     from citestream.store.db import make_engine
 
-    _upgrade(empty_database)
-    ledger = Ledger(make_engine(empty_database))
+    ledger = Ledger(make_engine(migrated_database))
     entry = LedgerEntry("r-1", "generate", "ab" * 32, "extractive-v1", "p", "idx-1",
                         datetime(2026, 1, 1, tzinfo=timezone.utc), {"q": "x"})
     assert ledger.append(entry) is True
     assert ledger.append(entry) is False  # once per (request_id, stage, prompt_sha256)
-    with psycopg.connect(empty_database, autocommit=True) as conn:
+    with psycopg.connect(migrated_database, autocommit=True) as conn:
         for sql in ("UPDATE audit_ledger SET model = 'other'", "DELETE FROM audit_ledger",
                     "TRUNCATE audit_ledger"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
@@ -80,16 +60,15 @@ def test_ledger_rejects_update_delete_truncate(empty_database):
     assert ledger.verify().ok
 
 
-def test_ledger_verify_names_a_tampered_row(empty_database):
+def test_ledger_verify_names_a_tampered_row(migrated_database):
     from citestream.store import Ledger, LedgerEntry
     from citestream.store.db import make_engine
 
-    _upgrade(empty_database)
-    ledger = Ledger(make_engine(empty_database))
+    ledger = Ledger(make_engine(migrated_database))
     for i in range(3):
         ledger.append(LedgerEntry(f"r-{i}", "generate", f"{i:064x}", "m", "p", "idx-1",
                                   datetime(2026, 1, 1, tzinfo=timezone.utc), {"i": i}))
-    with psycopg.connect(empty_database, autocommit=True) as conn:  # the owner can disable the trigger
+    with psycopg.connect(migrated_database, autocommit=True) as conn:  # the owner can disable the trigger
         conn.execute("ALTER TABLE audit_ledger DISABLE TRIGGER audit_ledger_no_update_delete")
         conn.execute("UPDATE audit_ledger SET model = 'forged' WHERE request_id = 'r-1'")
         tampered_id = conn.execute("SELECT id FROM audit_ledger WHERE request_id = 'r-1'").fetchone()[0]
