@@ -20,7 +20,7 @@ from citestream.models import QuestionEvent
 from citestream.topics import create_topics
 
 from .conftest import WorkerProcess, new_request_id
-from .test_llm_openai import FakeOpenAI, Reply
+from .fixtures.fake_openai import FakeOpenAI, Reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

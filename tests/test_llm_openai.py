@@ -1,20 +1,14 @@
 """The `openai` backend and the R3 wrapper against a local server speaking the chat-completions API.
 
-The hosted LLM is the one thing faked: ``FakeOpenAI`` is a stdlib HTTP server
-in a thread that replays scripted replies (and answers from a function once
-the script runs out), recording every request it gets.
+The hosted LLM is the one thing faked: ``FakeOpenAI`` (tests/fixtures) replays
+each test's scripted replies, answers with the refusal lock once the script runs
+out, and records every request it gets.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
-import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -25,87 +19,12 @@ from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
 from citestream.prompt import render_prompt
 from citestream.validation import validate
 
-
-@dataclass
-class Reply:
-    """One scripted HTTP reply: a chat completion carrying ``content``, or a raw status/body."""
-
-    content: str | None = None
-    status: int = 200
-    raw_body: bytes | None = None
-    delay_s: float = 0.0
-    headers: dict[str, str] = field(default_factory=dict)
-    finish_reason: str = "stop"
-
-
-class FakeOpenAI:
-    """`POST /v1/chat/completions` on 127.0.0.1; ``requests`` holds (raw body bytes, parsed body, headers)."""
-
-    def __init__(self, responder: Callable[[dict], Reply] | None = None):
-        self.script: deque[Reply] = deque()
-        self.responder = responder or (lambda body: Reply(PROMPT_REFUSAL_LOCK))
-        self.requests: list[tuple[bytes, dict, dict]] = []
-        self._lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 (http.server's naming)
-                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-                body = json.loads(raw)
-                with fake._lock:
-                    fake.requests.append((raw, body, dict(self.headers)))
-                    reply = fake.script.popleft() if fake.script else None
-                if self.path != "/v1/chat/completions":
-                    reply = Reply(status=404, raw_body=b'{"error": "not found"}')
-                reply = reply or fake.responder(body)
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
-                payload = reply.raw_body if reply.raw_body is not None else json.dumps({
-                    "id": "chatcmpl-fake", "object": "chat.completion", "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                                 "message": {"role": "assistant", "content": reply.content}}],
-                    "usage": {"prompt_tokens": len(body["messages"][0]["content"]) // 4,
-                              "completion_tokens": len(reply.content or "") // 4},
-                }).encode()
-                try:
-                    self.send_response(reply.status)
-                    for k, v in {"content-type": "application/json", **reply.headers}.items():
-                        self.send_header(k, v)
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):  # the client timed out first
-                    pass
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> "FakeOpenAI":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-    def reset(self) -> None:
-        with self._lock:
-            self.script.clear()
-            self.requests.clear()
+from .fixtures.fake_openai import FakeOpenAI, Reply
 
 
 @pytest.fixture(scope="module")
 def _fake_server():
-    with FakeOpenAI() as server:
+    with FakeOpenAI(responder=lambda body: Reply(PROMPT_REFUSAL_LOCK)) as server:
         yield server
 
 
