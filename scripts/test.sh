@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # make test: start what is missing, run pytest against the real servers, stop what this run started.
 # Tests use their own database (citestream_test) and topic prefix (test.), never the demo's.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-OWNER="$CITESTREAM_STATE_DIR/test.owner"
-trap 'make -s down OWNER="$OWNER"' EXIT
-make -s up OWNER="$OWNER"
+source "$(dirname "$0")/lib.sh"
+servers_up test
 # The golden sets over the whole corpus (corpus_eval) take ~50 min here: `make eval` runs them.
 .venv/bin/python -m pytest -m "not corpus_eval" -p no:cacheprovider --durations=15 ${PYTEST_ARGS:-}
