@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 
 import pytest
 
@@ -149,3 +150,21 @@ def worker(topics, database, smoke_ingested, tmp_path_factory):
         yield proc
     finally:
         proc.stop()
+
+
+@contextmanager
+def own_topics_worker(settings, name: str, log_path, env: dict[str, str]):
+    """A ready worker on topics ``<prefix><name>.`` and a consumer group of its own, so it never takes work meant
+    for the session's worker; yields it and the settings that reach its topics."""
+    from citestream.topics import create_topics
+
+    prefix = f"{settings.topic_prefix}{name}."
+    create_topics(settings.bootstrap_servers, prefix)
+    worker = WorkerProcess(log_path, env={
+        "CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": f"citestream-{prefix.strip('.').replace('.', '-')}",
+        **env})
+    try:
+        worker.wait_ready()
+        yield worker, settings.model_copy(update={"topic_prefix": prefix})
+    finally:
+        worker.stop()

@@ -17,9 +17,8 @@ import pytest
 from citestream.client import ask_many, read_topic
 from citestream.llm import ExtractiveBackend
 from citestream.models import QuestionEvent
-from citestream.topics import create_topics
 
-from .conftest import WorkerProcess, new_request_id
+from .conftest import new_request_id, own_topics_worker
 from .fixtures.fake_openai import FakeOpenAI, Reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -42,19 +41,12 @@ def model(body: dict) -> Reply:
 
 @pytest.fixture(scope="module")
 def llm_filter_stack(settings, topics, database, smoke_ingested, tmp_path_factory):
-    prefix = f"{settings.topic_prefix}llmfilter."
-    create_topics(settings.bootstrap_servers, prefix)
-    with FakeOpenAI(responder=model) as fake:
-        worker = WorkerProcess(tmp_path_factory.mktemp("llm-filter-worker") / "worker.log", env={
-            "CITESTREAM_FILTER_MODE": "llm", "CITESTREAM_LLM_BACKEND": "openai",
-            "CITESTREAM_OPENAI_BASE_URL": fake.base_url, "CITESTREAM_OPENAI_MODEL": "fake-filter-model",
-            "CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": f"citestream-{prefix.strip('.').replace('.', '-')}",
-        })
-        try:
-            worker.wait_ready()
-            yield worker, settings.model_copy(update={"topic_prefix": prefix})
-        finally:
-            worker.stop()
+    with FakeOpenAI(responder=model) as fake, own_topics_worker(
+            settings, "llmfilter", tmp_path_factory.mktemp("llm-filter-worker") / "worker.log", {
+                "CITESTREAM_FILTER_MODE": "llm", "CITESTREAM_LLM_BACKEND": "openai",
+                "CITESTREAM_OPENAI_BASE_URL": fake.base_url, "CITESTREAM_OPENAI_MODEL": "fake-filter-model",
+            }) as stack:
+        yield stack
 
 
 def _by_key(topic: str, stack_settings, request_ids: set[str]) -> dict[str, list[dict]]:

@@ -18,9 +18,8 @@ from citestream.llm import ExtractiveBackend
 from citestream.llm.extractive import parse_prompt
 from citestream.models import QuestionEvent, REFUSAL_TEXT
 from citestream.store import Ledger
-from citestream.topics import create_topics
 
-from .conftest import WorkerProcess, new_request_id
+from .conftest import new_request_id, own_topics_worker
 from .fixtures.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.e2e
@@ -51,19 +50,12 @@ def scripted_model(body: dict) -> Reply:
 
 @pytest.fixture(scope="module")
 def openai_stack(settings, topics, database, smoke_ingested, tmp_path_factory):
-    prefix = f"{settings.topic_prefix}oai."
-    create_topics(settings.bootstrap_servers, prefix)
-    with FakeOpenAI(responder=scripted_model) as fake:
-        worker = WorkerProcess(tmp_path_factory.mktemp("oai-worker") / "worker.log", env={
-            "CITESTREAM_LLM_BACKEND": "openai", "CITESTREAM_OPENAI_BASE_URL": fake.base_url,
-            "CITESTREAM_OPENAI_MODEL": "fake-chat-model", "CITESTREAM_OPENAI_API_KEY": "sk-local-test",
-            "CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": f"citestream-{prefix.strip('.').replace('.', '-')}",
-        })
-        try:
-            worker.wait_ready()
-            yield fake, worker, settings.model_copy(update={"topic_prefix": prefix})
-        finally:
-            worker.stop()
+    with FakeOpenAI(responder=scripted_model) as fake, own_topics_worker(
+            settings, "oai", tmp_path_factory.mktemp("oai-worker") / "worker.log", {
+                "CITESTREAM_LLM_BACKEND": "openai", "CITESTREAM_OPENAI_BASE_URL": fake.base_url,
+                "CITESTREAM_OPENAI_MODEL": "fake-chat-model", "CITESTREAM_OPENAI_API_KEY": "sk-local-test",
+            }) as (worker, stack_settings):
+        yield fake, worker, stack_settings
 
 
 def test_openai_backend_through_kafka(openai_stack, engine):
