@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from citestream import infra  # noqa: E402
 from citestream.config import PROJECT_ROOT, get_settings  # noqa: E402
-from citestream.infra.worker import WorkerProcess  # noqa: E402,F401 (the tests import it from here)
+from citestream.infra.worker import WorkerProcess  # noqa: E402 (several tests import it from here)
 
 CORPUS = (PROJECT_ROOT.parent / "shared" / "corpus").resolve()
 
