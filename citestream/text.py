@@ -6,7 +6,11 @@ import re
 import unicodedata
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])")
+# A sentence ends at . ! ? or ; (or a closing quote after them) before a capital or a digit; a footnote mark
+# glued to the full stop ("holder.29 Applicants", "writing.”30 Such") stays with the sentence it ends.
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?;])|(?<=[.!?][\u201d\"])|(?<=[a-z)][.!?]\d)|(?<=[a-z)][.!?]\d\d)|(?<=[.!?][\u201d\"]\d)"
+    r"|(?<=[.!?][\u201d\"]\d\d))\s+(?=[\"'\u201c(\[]?[A-Z0-9])")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "U.S.", "No.", "Sec.", "approx.", "vs.", "Fig.", "et al.")
 
 STOPWORDS = frozenset(

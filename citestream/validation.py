@@ -32,6 +32,7 @@ from .text import matching_terms, split_sentences, words
 MAX_SENTENCES = 6
 GROUNDING_MIN_SUPPORT = 0.8
 GROUNDING_WINDOW_SENTENCES = 3
+NEGATION_REACH = 3  # words before a verbatim quote that could negate it ("it is not the case that ...")
 CONFIDENCE_LEVELS = ("High", "Medium", "Low")
 
 CITATION = re.compile(r"\[C\d+\]")
@@ -182,6 +183,14 @@ def _numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
+def _verbatim_unnegated(sentence: str, chunk_text: str) -> bool:
+    """The sentence is a verbatim word sequence of the chunk, and none of the three words before it negates it."""
+    needle, haystack = words(sentence), words(chunk_text)
+    n = len(needle)
+    return any(haystack[i:i + n] == needle and not set(haystack[max(0, i - NEGATION_REACH):i]) & _NEGATION
+               for i in range(len(haystack) - n + 1))
+
+
 @dataclass(frozen=True)
 class Grounding:
     supported: bool
@@ -192,7 +201,9 @@ class Grounding:
 def grounding(sentence: str, chunk_text: str) -> Grounding:
     """Is ``sentence`` supported by ``chunk_text``? Deterministic, and the rule is the documentation:
 
-    Take every window of 1 to ``GROUNDING_WINDOW_SENTENCES`` consecutive
+    A verbatim quote (the sentence's words, in order, somewhere in the chunk)
+    is supported unless one of the ``NEGATION_REACH`` words just before it is
+    a negation. Otherwise, take every window of 1 to ``GROUNDING_WINDOW_SENTENCES`` consecutive
     sentences of the chunk; the best window is the one holding the largest
     share of the sentence's content terms (stemmed, stopwords removed). The
     sentence is supported when, in that window,
@@ -206,6 +217,8 @@ def grounding(sentence: str, chunk_text: str) -> Grounding:
     terms = matching_terms(sentence)
     if not terms:
         return Grounding(False, 0.0, "no content terms")
+    if _verbatim_unnegated(sentence, chunk_text):
+        return Grounding(True, 1.0)
     source = split_sentences(chunk_text) or [chunk_text]
     best_support, best_window = -1.0, ""
     best_single_support, best_single = -1.0, ""

@@ -35,7 +35,7 @@ __all__ = ["assemble", "assemble_bundle", "bundle_from_facts", "overlap_ratio", 
 def bundle_from_facts(record: RelevantFactsRecord) -> list[dict]:
     """Phase B facts as the R2.0A retrieval_bundle: rank is the fact's position among the relevant facts."""
     return [
-        {"chunk_id": f.chunk_id, "knowledge_id": f.doc_id, "chunk_text": f.quote, "rank": i,
+        {"chunk_id": f.chunk_id, "knowledge_id": f.knowledge_id, "chunk_text": f.quote, "rank": i,
          "similarity_score": f.score, "pdf": f.pdf, "page": f.page}
         for i, f in enumerate(record.facts)
     ]

@@ -12,8 +12,17 @@ How it picks sentences (general rules, no list of known questions):
   that is found (it lowers coverage without outweighing the subject);
 * a sentence scores the weighted share of question terms it covers, also
   counting the sentence just before it (the subject is often named there);
-* questions asking for a quantity or a time (how much, how many, how long,
-  when, what percentage, ...) prefer sentences that state a number;
+* the question's answer type, when it has one, is preferred: a time question
+  (when, by when, how soon, how quickly, deadline, ...) prefers a sentence that
+  states a duration or a date ("within 14 days", "August 20, 1997"); a quantity
+  question (how much, how many, what percentage, ...) one that states a number;
+  a definition question (define, definition, what does X mean, what is a/an X)
+  one written as a definition ("X means", "is defined as", "X: The ...");
+* regulatory front matter ("represents the current thinking", "does not
+  establish any rights", "Contains Nonbinding Recommendations", copies and
+  contacts) answers no question and is skipped;
+* line numbers and footnote marks a draft's text layer puts in front of a
+  sentence are left out of the quote (what remains is still verbatim);
 * bulleted list items count as sentences of their own;
 * fragments (under 5 words), run-ons (over 80 words, usually a table or a
   page header glued to text) and instructions aimed at a model (a prompt
@@ -21,6 +30,9 @@ How it picks sentences (general rules, no list of known questions):
 * the best sentence must cover ``min_coverage`` of the question's weight and
   share ``min_shared_terms`` terms with it, else the reply is the refusal
   lock; further sentences must reach ``keep_ratio`` of the best score;
+* a run-on of over 80 words (a list printed without full stops) is split after
+  its semicolons and colons; a chosen sentence that ends with a colon brings
+  the list items that follow it in its chunk (up to six);
 * at most ``max_sentences`` sentences, one Phase C row per chunk (duplicate
   keys would be dropped by the validator), in evidence order.
 """
@@ -31,7 +43,7 @@ import json
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..policy import PROMPT_REFUSAL_LOCK
 from ..text import matching_terms, split_sentences, words
@@ -48,14 +60,66 @@ _QUANTITY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
+_TIME_QUESTION = re.compile(
+    r"\b(when|by when|how (?:soon|quickly|fast|long|often)|deadline|time ?frame|timeline|within what|"
+    r"how many (?:days|weeks|months|years|hours))\b",
+    re.IGNORECASE,
+)
+_TIME = re.compile(
+    r"\b\d+(?:\.\d+)?[\s-]*(?:\(\w+\)\s*)?(?:calendar |business |working )?(?:days?|weeks?|months?|years?|hours?|minutes?)\b"
+    r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2},?\s+\d{4}\b"
+    r"|\b(?:\w+ \(\d+\)|one|two|three|four|five|six|seven|eight|nine|ten|thirty|sixty|ninety) "
+    r"(?:calendar |business |working )?(?:days?|weeks?|months?|years?)\b",
+    re.IGNORECASE,
+)
+_DEFINITION_QUESTION = re.compile(
+    r"\b(defin(?:e|es|ed|ition)|meaning of|what does .{1,60} mean|what is meant by|what (?:is|are) (?:an?|the) "
+    r"|what (?:counts|qualifies) as|what is considered)",
+    re.IGNORECASE,
+)
+_DEFINITION = re.compile(
+    r"\b(?:means|is defined as|are defined as|refers? to|is the|is an?|are the)\b|^[A-Z][\w ()/,-]{1,60}:\s",
+)
+_FRONT_MATTER = re.compile(
+    r"represents? the current thinking|does not (?:establish|create|confer) any rights|not binding on (?:FDA|the public)"
+    r"|Contains Nonbinding Recommendations|alternative approach if it satisfies|additional copies|are available from"
+    r"|for questions (?:regarding|about) this|contact the (?:FDA )?staff responsible|has been developed by the appropriate ICH"
+    r"|^see\b.{0,200}https?://|available at:? https?://",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"(?<=[;:])\s+")
+_LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
+ANSWER_TYPE_BOOST = 1.3
 
 
 _BULLET = re.compile(r"\s*[•●▪◦]\s*")
 
 
 def _pieces(text: str) -> list[str]:
-    """Sentences, with bulleted items as pieces of their own (PDF lists have no full stops between items)."""
-    return [p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence) if p.strip()]
+    """Sentences, with bulleted items as pieces of their own (PDF lists have no full stops between items).
+
+    Leading line numbers or footnote marks are dropped: the rest is still a verbatim span of the source.
+    """
+    pieces = (p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence))
+    return [_LEADING_MARKS.sub("", clause) for p in pieces if p.strip() for clause in _clauses(p)]
+
+
+def _clauses(piece: str, max_words: int = 80) -> list[str]:
+    """A run-on longer than ``max_words`` (a list the PDF printed without full stops) split after ; and :."""
+    if len(piece.split()) <= max_words:
+        return [piece]
+    return [c for c in _CLAUSE_END.split(piece) if c.strip()]
+
+
+def answer_type_fits(question: str):
+    """A test for sentences of the answer type the question asks for, or None when it asks for none."""
+    if _TIME_QUESTION.search(question):
+        return lambda sentence: bool(_TIME.search(sentence))
+    if _QUANTITY_QUESTION.search(question):
+        return lambda sentence: bool(_HAS_NUMBER.search(sentence))
+    if _DEFINITION_QUESTION.search(question):
+        return lambda sentence: bool(_DEFINITION.search(sentence))
+    return None
 
 
 @dataclass(frozen=True)
@@ -80,14 +144,32 @@ def parse_prompt(prompt_text: str) -> tuple[list[EvidenceBlock], str]:
     return blocks, question
 
 
+LIST_ITEMS = 6
+
+
 @dataclass(frozen=True)
 class Candidate:
-    score: float
+    score: float        # coverage, raised when the sentence is of the answer type asked for
+    coverage: float     # weighted share of the question's terms the sentence covers
     own_terms: int
     block_order: int
     position: int
     sentence: str
     block: EvidenceBlock
+
+
+def _with_list_items(kept: list[Candidate], pieces: dict[tuple[int, int], str]) -> list[Candidate]:
+    """A chosen sentence that introduces a list ("... the following conditions apply:") brings its items along."""
+    out = {(c.block_order, c.position): c for c in kept}
+    for c in kept:
+        if not c.sentence.rstrip().endswith(":"):
+            continue
+        for position in range(c.position + 1, c.position + 1 + LIST_ITEMS):
+            item = pieces.get((c.block_order, position))
+            if item is None:
+                break
+            out.setdefault((c.block_order, position), replace(c, position=position, sentence=item))
+    return list(out.values())
 
 
 class ExtractiveBackend:
@@ -125,7 +207,7 @@ class ExtractiveBackend:
         absent = (max if self.absent_weight == "rarest" else min)(weight.values(), default=1.0)
         weight.update({t: absent for t in q_terms - weight.keys()})
         total = sum(weight.values())
-        wants_number = bool(_QUANTITY_QUESTION.search(question))
+        fits = answer_type_fits(question)
 
         candidates: list[Candidate] = []
         previous: dict[int, set[str]] = {}
@@ -134,24 +216,25 @@ class ExtractiveBackend:
             context = previous.get(order, set())
             previous[order] = terms
             n_words = len(words(sentence))
-            if n_words < self.min_words or n_words > self.max_words or is_injection(sentence):
+            if (n_words < self.min_words or n_words > self.max_words or is_injection(sentence)
+                    or _FRONT_MATTER.search(sentence)):
                 continue
             own = q_terms & terms
             covered = own | (q_terms & context)
             if not own or len(covered) < min(self.min_shared_terms, len(q_terms)):
                 continue
-            score = sum(weight[t] for t in covered) / total
-            if wants_number and _HAS_NUMBER.search(sentence):
-                score *= 1.15
-            candidates.append(Candidate(score, len(own), order, position, sentence, block))
+            coverage = sum(weight[t] for t in covered) / total
+            if coverage < self.min_coverage:
+                continue  # related words, but not an answer: a near-miss the validator explains
+            score = coverage * (ANSWER_TYPE_BOOST if fits and fits(sentence) else 1.0)
+            candidates.append(Candidate(score, coverage, len(own), order, position, sentence, block))
         if not candidates:
             return []
         ranked = sorted(candidates, key=lambda c: (-c.score, -c.own_terms, c.block_order, c.position))
         best = ranked[0]
-        if best.score < self.min_coverage:
-            return []  # related words, but not an answer: a near-miss the validator explains
         kept = [c for c in ranked if c.score >= self.keep_ratio * best.score][: self.max_sentences]
-        return sorted(kept, key=lambda c: (c.block_order, c.position))
+        pieces = {(order, position): sentence for order, position, sentence, _ in sentences}
+        return sorted(_with_list_items(kept, pieces), key=lambda c: (c.block_order, c.position))
 
     def reply(self, chosen: list[Candidate]) -> dict:
         rows: dict[int, dict] = {}
@@ -159,7 +242,7 @@ class ExtractiveBackend:
             row = rows.setdefault(c.block_order, {"sentence": "", "pdf": c.block.pdf, "page": c.block.page,
                                                   "chunk_id": c.block.chunk_id})
             row["sentence"] = f"{row['sentence']} {c.sentence} [{c.block.anchor}]".strip()
-        best = max(c.score for c in chosen)
+        best = max(c.coverage for c in chosen)
         return {
             "answer_sentences": list(rows.values()),
             "confidence": "High" if best >= 0.8 else "Medium" if best >= 0.6 else "Low",

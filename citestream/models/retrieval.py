@@ -9,7 +9,13 @@ from .common import Contract, Envelope, Scope
 
 
 class Fact(Contract):
-    """qa-contract-v1 Phase A ``Fact``, plus the document id the assembler needs as knowledge_id."""
+    """qa-contract-v1 Phase A ``Fact``, plus where it comes from: its document and its parent context.
+
+    The parent (the ~3000-character context a child chunk belongs to) is the
+    assembler's knowledge_id, so the per-knowledge cap limits how much of one
+    passage fills the prompt, not how much of one document; a fact without a
+    parent (an inline document) counts as its document.
+    """
 
     quote: str
     pdf: str = Field(min_length=1)
@@ -19,6 +25,11 @@ class Fact(Contract):
     doc_id: str = Field(min_length=1)
     section: str | None = None
     authority: str | None = None
+    parent_id: str | None = None
+
+    @property
+    def knowledge_id(self) -> str:
+        return self.parent_id or self.doc_id
 
     @property
     def key(self) -> tuple[str, int, str]:

@@ -27,7 +27,7 @@ def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, em
     selection, trace = search_chunks(question.question, question.scope, k, index, embedder, policy.retrieval)
     facts = [
         Fact(quote=h.text, pdf=h.pdf, page=h.page, chunk_id=h.chunk_id, score=round(h.score, 6), doc_id=h.doc_id,
-             section=h.section, authority=h.authority)
+             section=h.section, authority=h.authority, parent_id=h.parent_id)
         for h in selection.hits
     ]
     return FactsRecord(
