@@ -2,6 +2,7 @@
 
 import re
 
+import psycopg
 import pytest
 from sqlalchemy import text
 
@@ -163,3 +164,35 @@ def test_cli_prints_progress_and_summary(tmp_path, settings, store, capsys):
     assert "chunks=" in out.err and "pages=" in out.err  # the progress bar
     main(["ingest", str(good), "--dry-run"])
     assert "unchanged" in capsys.readouterr().out
+
+
+class _FailingSecondWrite(ChunkStore):
+    """A store whose second transaction fails like a database outage."""
+
+    def __init__(self, engine):
+        super().__init__(engine)
+        self.writes = 0
+
+    def replace_document(self, doc, rows):
+        self.writes += 1
+        if self.writes == 2:
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        super().replace_document(doc, rows)
+
+
+def test_overlapped_writes_keep_order_and_propagate_a_database_failure(tmp_path, engine, embedder):
+    paths = [write_guidance_pdf(tmp_path / f"Overlap_{n}.pdf", [PageSpec("I. SCOPE", prose(topic, 10))])
+             for n, topic in enumerate(["sterility", "labeling", "stability"])]
+    seen = []
+    summary = ingest_paths(paths, ChunkStore(engine), embedder, authority="FDA", on_file=seen.append)
+    assert [f.path for f in summary.files] == [f.path for f in seen] == paths  # reported in input order
+    assert [f.state for f in summary.files] == ["ingested"] * 3
+
+    for path, topic in zip(paths, ["aseptic", "carton", "shelf-life"]):
+        write_guidance_pdf(path, [PageSpec("I. SCOPE", prose(topic, 10))])
+    failing = _FailingSecondWrite(engine)
+    with pytest.raises(psycopg.OperationalError):
+        ingest_paths(paths, failing, embedder, authority="FDA")
+    first, second = _rows(engine, "Overlap_0"), _rows(engine, "Overlap_1")
+    assert first and all("aseptic" in r["text"] for r in first if r["kind"] == "child")  # written whole
+    assert second and all("labeling" in r["text"] for r in second if r["kind"] == "child")  # old version, whole

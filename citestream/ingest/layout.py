@@ -156,14 +156,14 @@ def _body_style(lines: list[_Line]) -> tuple[float, bool]:
 
 def _is_heading(line: _Line, body_size: float, body_bold: bool) -> bool:
     text = line.text.strip()
-    letters = [c for c in text if c.isalpha()]
+    letters = "".join(filter(str.isalpha, text))
     if not 3 <= len(text) <= 150 or len(letters) < 3 or _TOC_LEADER.search(text) or line.table:
         return False
     if text.endswith((",", ";")) or (text.endswith(".") and not _NUMBERED_HEADING.match(text) and len(text) > 60):
         return False
     larger = body_size > 0 and line.size >= body_size * 1.15
     emphasised = line.bold and not body_bold
-    upper = sum(c.isupper() for c in letters) / len(letters) > 0.8
+    upper = sum(map(str.isupper, letters)) / len(letters) > 0.8
     numbered = bool(_NUMBERED_HEADING.match(text)) and not text.endswith(".")
     return larger or (emphasised and len(text) <= 120) or (numbered and (upper or line.bold)) or (
         upper and len(text) <= 80 and len(letters) >= 6)
@@ -177,8 +177,9 @@ def _hyphenated_words(lines: list[_Line]) -> set[str]:
 def _join(text: str, line: str, hyphenated: set[str]) -> str:
     if not text:
         return line
-    end = _HYPHEN_END.search(text)
-    if end and line[:1].islower():
+    # Only a block ending in a hyphen can match: test that before the regex scans the whole growing block.
+    end = _HYPHEN_END.search(text) if text[-1] in "-\u00ad" and line[:1].islower() else None
+    if end:
         head = end.group(1)
         tail = re.match(r"[A-Za-z]+", line)
         compound = f"{head}-{tail.group(0)}".lower() if tail else ""
@@ -231,7 +232,7 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
 
 
 def _alnum(text: str) -> int:
-    return sum(c.isalnum() for c in text)
+    return sum(map(str.isalnum, text))  # map over a C method: no generator frame per character
 
 
 def _reconcile(pages: list[RawPage], blocks: list[Block], dropped: dict[int, int]) -> list[Block]:

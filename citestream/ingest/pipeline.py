@@ -134,12 +134,16 @@ def is_unchanged(doc: SourceDocument, store: ChunkStore) -> bool:
     return stored is not None and stored == (doc.content_sha256, doc.authority, PIPELINE_VERSION)
 
 
-def ingest_document(doc: SourceDocument, store: ChunkStore, embedder: Embedder) -> IngestOutcome:
-    """Unchanged content is skipped; otherwise the document and its chunks are replaced in one transaction."""
-    if is_unchanged(doc, store):
-        return IngestOutcome(doc.doc_id, store.chunk_ids(doc.doc_id, kind="child"), len(doc.pages), False,
-                             doc.authority, doc.authority_source)
-    rows = build_chunks(doc, embedder)
+def unchanged_outcome(doc: SourceDocument, store: ChunkStore) -> IngestOutcome | None:
+    """The stored document's outcome when its content, authority and pipeline are unchanged; None otherwise."""
+    if not is_unchanged(doc, store):
+        return None
+    return IngestOutcome(doc.doc_id, store.chunk_ids(doc.doc_id, kind="child"), len(doc.pages), False,
+                         doc.authority, doc.authority_source)
+
+
+def write_document(doc: SourceDocument, rows: list[ChunkRow], store: ChunkStore) -> IngestOutcome:
+    """Replace the document and its chunks in one transaction (the rows are fully embedded already)."""
     store.replace_document(
         DocumentRow(doc_id=doc.doc_id, pdf=doc.pdf, content_sha256=doc.content_sha256, pages=len(doc.pages),
                     authority=doc.authority, title=doc.title, source=doc.source,
@@ -150,6 +154,12 @@ def ingest_document(doc: SourceDocument, store: ChunkStore, embedder: Embedder) 
                          doc.authority, doc.authority_source)
 
 
+def ingest_document(doc: SourceDocument, store: ChunkStore, embedder: Embedder) -> IngestOutcome:
+    """Unchanged content is skipped; otherwise the document and its chunks are replaced in one transaction."""
+    return unchanged_outcome(doc, store) or write_document(doc, build_chunks(doc, embedder), store)
+
+
 __all__ = ["EmbeddingFailed", "EmptyDocument", "IngestOutcome", "PIPELINE_VERSION", "SourceDocument",
            "build_chunks", "doc_id_for", "embedding_input", "from_pdf", "from_text", "ingest_document",
-           "is_unchanged", "manifest_authorities", "plan_chunks", "slug"]
+           "is_unchanged", "manifest_authorities", "plan_chunks", "slug", "unchanged_outcome",
+           "write_document"]

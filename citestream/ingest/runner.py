@@ -1,8 +1,12 @@
-"""Ingest many PDFs from the command line: parse the next file while the current one embeds, count everything.
+"""Ingest many PDFs from the command line: keep the embedding model busy, count everything.
 
-Parsing (pdfium, ctypes, GIL released) runs one document ahead in a thread, so
-on two cores the embedding model rarely waits for it: ingestion throughput
-stays close to raw embedding throughput (``bench/ingest.py`` measures both).
+Three stages overlap, one document each: a thread parses the next file, the
+calling thread embeds the current one, and another thread writes the previous
+one (its one transaction: COPY, then the server's HNSW and GIN inserts, about
+6 s for the whole corpus, during which the model used to wait). Writes stay
+one at a time and in order, and a document's rows are complete before its
+transaction opens, so the guarantees of ``pipeline`` hold unchanged.
+``bench/ingest.py`` compares the result with raw embedding throughput.
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ from pathlib import Path
 from ..embedding import Embedder
 from ..store import ChunkStore
 from . import DOCUMENT_ERRORS, pdf_paths
-from .pipeline import EmbeddingFailed, SourceDocument, from_pdf, ingest_document, is_unchanged, plan_chunks
+from .pipeline import (
+    EmbeddingFailed, SourceDocument, build_chunks, from_pdf, is_unchanged, plan_chunks, unchanged_outcome,
+    write_document,
+)
 
 
 @dataclass
@@ -67,40 +74,79 @@ def _parsed(paths: list[Path], authority: str | None) -> Iterator[tuple[Path, Fu
             yield pending.pop(0)
 
 
+class _Writes:
+    """At most one document's transaction in flight on a writer thread; results are reported in input order."""
+
+    def __init__(self, pool: ThreadPoolExecutor, store: ChunkStore, report: Callable[[FileResult], None]):
+        self.pool, self.store, self.report = pool, store, report
+        self.pending: tuple[FileResult, str, Future] | None = None
+
+    def submit(self, result: FileResult, doc: SourceDocument, rows: list) -> None:
+        self.settle()
+        self.pending = (result, doc.doc_id, self.pool.submit(write_document, doc, rows, self.store))
+
+    def settle(self, doc_id: str | None = None) -> None:
+        """Wait for the write in flight (only if it is ``doc_id``'s, when given) and report it; errors propagate."""
+        if self.pending is None or doc_id not in (None, self.pending[1]):
+            return
+        result, _, future = self.pending
+        self.pending = None
+        result.chunks, result.state = len(future.result().chunk_ids), "ingested"
+        self.report(result)
+
+
 def ingest_paths(paths: list[str | Path], store: ChunkStore, embedder: Embedder | None, authority: str | None = None,
                  dry_run: bool = False, on_file: Callable[[FileResult], None] | None = None) -> IngestSummary:
     """Ingest (or, with ``dry_run``, only plan) every PDF; one document's failure never stops the others.
 
     An embedding failure does stop the run: it is not the document's fault and the next one would fail too.
+    A database failure propagates (after the write in flight, if any, has finished).
     """
     files = list(pdf_paths(paths))
     summary = IngestSummary()
     started = time.perf_counter()
-    for path, future in _parsed(files, authority):
-        result = FileResult(path)
-        try:
-            doc: SourceDocument = future.result()
-            result.doc_id, result.pages = doc.doc_id, len(doc.pages)
-            result.authority, result.authority_source = doc.authority, doc.authority_source
-            if dry_run:
-                unchanged = is_unchanged(doc, store)
-                result.state = "unchanged" if unchanged else ("changed" if store.stored_state(doc.doc_id) else "new")
-                result.chunks = len(store.chunk_ids(doc.doc_id, "child")) if unchanged else len(plan_chunks(doc)[0])
-            else:
-                outcome = ingest_document(doc, store, embedder)
-                result.chunks = len(outcome.chunk_ids)
-                result.state = "ingested" if outcome.changed else "unchanged"
-        except DOCUMENT_ERRORS as exc:
-            result.state, result.error = "error", str(exc)
-        except EmbeddingFailed as exc:
-            result.state, result.error = "error", str(exc)
-            summary.files.append(result)
-            if on_file:
-                on_file(result)
-            break
+
+    def report(result: FileResult) -> None:
         summary.files.append(result)
         if on_file:
             on_file(result)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-write") as pool:
+        writes = _Writes(pool, store, report)
+        for path, future in _parsed(files, authority):
+            result, rows, stop = FileResult(path), None, False
+            try:
+                doc: SourceDocument = future.result()
+                result.doc_id, result.pages = doc.doc_id, len(doc.pages)
+                result.authority, result.authority_source = doc.authority, doc.authority_source
+                if dry_run:
+                    _plan(result, doc, store)
+                else:
+                    writes.settle(doc.doc_id)  # the same docId twice in one run: see the first one's write
+                    outcome = unchanged_outcome(doc, store)
+                    if outcome:
+                        result.chunks, result.state = len(outcome.chunk_ids), "unchanged"
+                    else:
+                        rows = build_chunks(doc, embedder)  # the previous document's write runs meanwhile
+            except DOCUMENT_ERRORS as exc:
+                result.state, result.error = "error", str(exc)
+            except EmbeddingFailed as exc:
+                result.state, result.error, stop = "error", str(exc), True
+            if rows is not None:
+                writes.submit(result, doc, rows)
+            else:
+                writes.settle()
+                report(result)
+            if stop:
+                break
+        writes.settle()
     summary.seconds = time.perf_counter() - started
     summary.index_version = store.index_version()
     return summary
+
+
+def _plan(result: FileResult, doc: SourceDocument, store: ChunkStore) -> None:
+    """Dry run: what ingesting ``doc`` would do, written into ``result``."""
+    unchanged = is_unchanged(doc, store)
+    result.state = "unchanged" if unchanged else ("changed" if store.stored_state(doc.doc_id) else "new")
+    result.chunks = len(store.chunk_ids(doc.doc_id, "child")) if unchanged else len(plan_chunks(doc)[0])
