@@ -73,15 +73,15 @@ _TIME = re.compile(
     re.IGNORECASE,
 )
 _DEFINITION_QUESTION = re.compile(
-    r"\b(defin(?:e|es|ed|ition)|meaning of|what does .{1,60} mean|what is meant by|what (?:is|are) (?:an?|the) "
+    r"\b(defin\w*|meaning of|what does .{1,60} mean|what is meant by|what (?:is|are) (?:an?|the) "
     r"|what (?:counts|qualifies) as|what is considered)",
     re.IGNORECASE,
 )
-_DEFINITION = re.compile(
-    r"\b(?:means|is defined as|are defined as|refers? to|is the|is an?|are the)\b|^[A-Z][\w ()/,-]{1,60}:\s",
+_DEFINITION = re.compile(  # near the start: the defined term comes first ("Risk: The ...", "X means ...")
+    r"^.{0,60}?(?:\b(?:means|is defined as|are defined as|refers? to|is the|is an?|are the)\b|^[A-Z][\w ()/,-]{1,60}:\s)",
 )
 _FRONT_MATTER = re.compile(
-    r"represents? the current thinking|does not (?:establish|create|confer) any rights|not binding on (?:FDA|the public)"
+    r"current\s*thinking|guidance entitled|does not (?:establish|create|confer) any rights|not binding on (?:FDA|the public)"
     r"|Contains Nonbinding Recommendations|alternative approach if it satisfies|additional copies|are available from"
     r"|for questions (?:regarding|about) this|contact the (?:FDA )?staff responsible|has been developed by the appropriate ICH"
     r"|^see\b.{0,200}https?://|available at:? https?://",
@@ -90,6 +90,14 @@ _FRONT_MATTER = re.compile(
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
 ANSWER_TYPE_BOOST = 1.3
+# "Which X ..." / "What X ...": X names what the answer is about, unless it is an auxiliary or an answer-type word.
+_FOCUS = re.compile(r"\b(?:which|what)\s+((?:[\w()'’-]+\s+){0,3}?[\w()'’-]+)\s+(?=(?:is|are|was|were|does|do|did|can|"
+                    r"could|should|must|may|might|will|would|has|have|had|applies|apply)\b)", re.IGNORECASE)
+_NOT_FOCUS = frozenset("""is are was were does do did can could should must may might will would has have had
+    kind kinds type types sort year years date dates percentage percent number amount time period day days month
+    months week weeks hour hours other others situation situations circumstance circumstances case cases condition
+    conditions way ways step steps reason reasons factor factors element elements item items thing things one two
+    three four five six seven eight nine ten""".split())
 
 
 _BULLET = re.compile(r"\s*[•●▪◦]\s*")
@@ -108,7 +116,37 @@ def _clauses(piece: str, max_words: int = 80) -> list[str]:
     """A run-on longer than ``max_words`` (a list the PDF printed without full stops) split after ; and :."""
     if len(piece.split()) <= max_words:
         return [piece]
-    return [c for c in _CLAUSE_END.split(piece) if c.strip()]
+    clauses: list[str] = []
+    for clause in (c.strip() for c in _CLAUSE_END.split(piece)):
+        if clauses and len(clause.split()) < 3:  # "or," / "and" left over from a list: stays with its item
+            clauses[-1] = f"{clauses[-1]} {clause}"
+        elif clause:
+            clauses.append(clause)
+    return clauses
+
+
+def focus_terms(question: str) -> set[str]:
+    """Content terms of the thing a which/what question asks about ("Which blockchain ledger does ..." → blockchain,
+    ledger); empty when the question has no such phrase."""
+    m = _FOCUS.search(question)
+    if not m or m.group(1).split()[0].lower() in _NOT_FOCUS:
+        return set()
+    return matching_terms(m.group(1)) - matching_terms(" ".join(_NOT_FOCUS))
+
+
+def spelled_as_evidence(terms: set[str], vocabulary: set[str]) -> set[str]:
+    """A question term the evidence never uses but that shares its first six letters with one evidence term
+    (a typo late in a long word: "bioavailabilty") is read as that term."""
+    out = set()
+    for term in terms:
+        near = sorted(v for v in vocabulary if len(term) >= PREFIX and v[:PREFIX] == term[:PREFIX])
+        out.add(term if term in vocabulary or len(near) != 1 else near[0])
+    return out
+
+
+def name_terms(pdf: str) -> set[str]:
+    """Terms of a document's file name: a question naming the document ("under ICH Q9") is answered by its text."""
+    return matching_terms(re.sub(r"[_\-.]+", " ", re.sub(r"\.pdf$", "", pdf, flags=re.I)))
 
 
 def answer_type_fits(question: str):
@@ -145,6 +183,7 @@ def parse_prompt(prompt_text: str) -> tuple[list[EvidenceBlock], str]:
 
 
 LIST_ITEMS = 6
+PREFIX = 6
 
 
 @dataclass(frozen=True)
@@ -193,12 +232,17 @@ class ExtractiveBackend:
         return LLMReply(text=json.dumps(self.reply(chosen), ensure_ascii=False), finish_reason="stop")
 
     def choose(self, blocks: list[EvidenceBlock], question: str) -> list[Candidate]:
-        q_terms = matching_terms(question)
+        vocabulary = set().union(*(matching_terms(b.text) for b in blocks)) if blocks else set()
+        q_terms = spelled_as_evidence(matching_terms(question), vocabulary)
         if not q_terms:
             return []
         sentences = [(order, position, sentence, block)
                      for order, block in enumerate(blocks)
                      for position, sentence in enumerate(_pieces(block.text))]
+        focus = focus_terms(question)
+        if focus and not any(focus & matching_terms(block.text) for block in blocks):
+            return []  # the thing asked about is named nowhere in the evidence: a near-miss or a false premise
+        named = {order: q_terms & name_terms(block.pdf) for order, block in enumerate(blocks)}
         df = Counter(t for *_, sentence, _ in sentences for t in matching_terms(sentence) & q_terms)
         n = max(len(sentences), 1)
         weight = {t: math.log(1 + n / df[t]) for t in df}
@@ -220,7 +264,7 @@ class ExtractiveBackend:
                     or _FRONT_MATTER.search(sentence)):
                 continue
             own = q_terms & terms
-            covered = own | (q_terms & context)
+            covered = own | (q_terms & context) | named[order]
             if not own or len(covered) < min(self.min_shared_terms, len(q_terms)):
                 continue
             coverage = sum(weight[t] for t in covered) / total
