@@ -32,7 +32,7 @@ from .text import matching_terms, split_sentences, words
 MAX_SENTENCES = 6
 GROUNDING_MIN_SUPPORT = 0.8
 GROUNDING_WINDOW_SENTENCES = 3
-NEGATION_REACH = 3  # words before a verbatim quote that could negate it ("it is not the case that ...")
+NEGATION_REACH = 4  # words before a verbatim quote that could negate it ("it is not the case that ...")
 CONFIDENCE_LEVELS = ("High", "Medium", "Low")
 
 CITATION = re.compile(r"\[C\d+\]")
@@ -184,7 +184,7 @@ def _numbers(text: str) -> set[str]:
 
 
 def _verbatim_unnegated(sentence: str, chunk_text: str) -> bool:
-    """The sentence is a verbatim word sequence of the chunk, and none of the three words before it negates it."""
+    """The sentence is a verbatim word sequence of the chunk, and none of the four words before it negates it."""
     needle, haystack = words(sentence), words(chunk_text)
     n = len(needle)
     return any(haystack[i:i + n] == needle and not set(haystack[max(0, i - NEGATION_REACH):i]) & _NEGATION

@@ -18,6 +18,7 @@ How it picks sentences (general rules, no list of known questions):
   question (how much, how many, what percentage, ...) one that states a number;
   a definition question (define, definition, what does X mean, what is a/an X)
   one written as a definition ("X means", "is defined as", "X: The ...");
+  when some sentence is of that type, only such sentences answer;
 * regulatory front matter ("represents the current thinking", "does not
   establish any rights", "Contains Nonbinding Recommendations", copies and
   contacts) answers no question and is skipped;
@@ -45,6 +46,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from ..filtering.local import GENERIC_TERMS
 from ..policy import PROMPT_REFUSAL_LOCK
 from ..text import matching_terms, split_sentences, words
 from ..validation import is_injection
@@ -184,6 +186,10 @@ def parse_prompt(prompt_text: str) -> tuple[list[EvidenceBlock], str]:
 
 LIST_ITEMS = 6
 PREFIX = 6
+# Words that frame a question rather than name its subject; an answer never needs to repeat them.
+FRAME_TERMS = matching_terms("""define defines defined definition definitions mean means meant meaning quickly soon fast
+    long often deadline deadlines timeframe timeline percentage percent number amount year date kind type counts
+    qualifies considered""")
 
 
 @dataclass(frozen=True)
@@ -195,6 +201,7 @@ class Candidate:
     position: int
     sentence: str
     block: EvidenceBlock
+    typed: bool = False  # of the answer type the question asks for
 
 
 def _with_list_items(kept: list[Candidate], pieces: dict[tuple[int, int], str]) -> list[Candidate]:
@@ -233,9 +240,10 @@ class ExtractiveBackend:
 
     def choose(self, blocks: list[EvidenceBlock], question: str) -> list[Candidate]:
         vocabulary = set().union(*(matching_terms(b.text) for b in blocks)) if blocks else set()
-        q_terms = spelled_as_evidence(matching_terms(question), vocabulary)
+        q_terms = spelled_as_evidence(matching_terms(question) - FRAME_TERMS, vocabulary)
         if not q_terms:
             return []
+        required = max(1, min(self.min_shared_terms, len(q_terms - GENERIC_TERMS)))
         sentences = [(order, position, sentence, block)
                      for order, block in enumerate(blocks)
                      for position, sentence in enumerate(_pieces(block.text))]
@@ -265,13 +273,16 @@ class ExtractiveBackend:
                 continue
             own = q_terms & terms
             covered = own | (q_terms & context) | named[order]
-            if not own or len(covered) < min(self.min_shared_terms, len(q_terms)):
+            if not own or len(covered) < required:
                 continue
             coverage = sum(weight[t] for t in covered) / total
             if coverage < self.min_coverage:
                 continue  # related words, but not an answer: a near-miss the validator explains
-            score = coverage * (ANSWER_TYPE_BOOST if fits and fits(sentence) else 1.0)
-            candidates.append(Candidate(score, coverage, len(own), order, position, sentence, block))
+            typed = bool(fits and fits(sentence))
+            candidates.append(Candidate(coverage * (ANSWER_TYPE_BOOST if typed else 1.0), coverage, len(own), order,
+                                        position, sentence, block, typed))
+        if any(c.typed for c in candidates):
+            candidates = [c for c in candidates if c.typed]  # the question asks for a time, a number or a definition
         if not candidates:
             return []
         ranked = sorted(candidates, key=lambda c: (-c.score, -c.own_terms, c.block_order, c.position))

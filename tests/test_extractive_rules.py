@@ -1,0 +1,110 @@
+"""The extractive backend's general answer rules, each on small hand-made evidence (no servers)."""
+
+import json
+
+from citestream.assembly.evidence import render_evidence
+from citestream.llm import ExtractiveBackend
+from citestream.llm.extractive import focus_terms, spelled_as_evidence
+from citestream.models.assembly import SelectedEvidence
+from citestream.policy import PROMPT_REFUSAL_LOCK
+from citestream.prompt import render_prompt
+from citestream.text import split_sentences
+from citestream.validation import grounding
+
+
+def answer(question: str, *texts: str, pdfs: tuple[str, ...] = ()) -> list[dict] | None:
+    """The backend's rows for ``question`` over one chunk per text; None when it refuses."""
+    selected = [SelectedEvidence(chunk_id=f"c{i}", knowledge_id=f"k{i}", rank=i, similarity_score=0.5,
+                                 citation_anchor=f"C{i}", sanitized_text=text,
+                                 pdf=pdfs[i] if i < len(pdfs) else "guide.pdf", page=1 + i)
+                for i, text in enumerate(texts)]
+    raw = ExtractiveBackend().complete(render_prompt(render_evidence(selected), question)).text
+    return None if raw == PROMPT_REFUSAL_LOCK else json.loads(raw)["answer_sentences"]
+
+
+def said(rows: list[dict] | None) -> str:
+    assert rows is not None, "refused"
+    return " ".join(r["sentence"] for r in rows)
+
+
+def test_a_time_question_prefers_the_sentence_with_a_duration():
+    rows = answer("How quickly must the applicant notify FDA after a patent action is filed?",
+                  "The applicant must notify FDA in writing after a patent action is filed against the applicant. "
+                  "The applicant must notify FDA in writing within 14 days of the filing of any patent action.")
+    assert "within 14 days" in said(rows) and "against the applicant" not in said(rows)
+
+
+def test_a_definition_question_prefers_the_sentence_written_as_a_definition():
+    rows = answer("How does the guidance define bioavailability?",
+                  "Bioavailability studies in the guidance are important for bioavailability programs of sponsors. "
+                  "Bioavailability means the rate and extent to which the active ingredient is absorbed.")
+    assert said(rows).startswith("Bioavailability means")
+
+
+def test_front_matter_never_answers():
+    boilerplate = ("This guidance represents the current thinking of the Food and Drug Administration on "
+                   "bioresearch monitoring. It does not establish any rights for any person.")
+    assert answer("Why was the bioresearch monitoring program established?", boilerplate) is None
+    rows = answer("Why was the bioresearch monitoring program established?", boilerplate,
+                  "The bioresearch monitoring program was established to assess the integrity of study data.")
+    assert "assess the integrity" in said(rows) and "current thinking" not in said(rows)
+
+
+def test_a_lead_in_brings_its_list_items_and_they_validate():
+    text = ("FDA should inspect the validation of a new product within the first year if any of the following "
+            "conditions apply: a. the new drug is the first produced by the site; b. the firm has had previous "
+            "problems validating a similar process; c. the process has inherently variable unit operations; or, "
+            "d. the product is made by equipment that is substantially different from equipment used before by "
+            "the firm for other products of a similar kind and this sentence keeps going to exceed eighty words "
+            "so that the run-on is split after its semicolons and colons into clauses of its own.")
+    rows = answer("When should FDA inspect the validation of a new product?", text)
+    body = said(rows)
+    assert "following conditions apply:" in body and "first produced by the site" in body
+    assert "previous problems validating" in body
+    for part in body.split(" [C0]"):
+        if part.strip():
+            assert grounding(part, text).supported, part
+
+
+def test_a_which_question_about_something_the_evidence_never_names_is_refused():
+    text = "Part 11 requires audit trails for electronic records that are secure, computer generated and time stamped."
+    assert answer("Which blockchain ledger does the Part 11 guidance require for audit trails?", text) is None
+    assert answer("Which audit trails does Part 11 require for electronic records?", text) is not None
+    assert focus_terms("Which blockchain ledger does FDA require?") == {"blockchain", "ledger"}
+    assert focus_terms("In what year was PDUFA passed?") == set()  # an answer-type word, not a subject
+    assert focus_terms("In which situations must FDA decide?") == set()
+
+
+def test_a_typo_is_read_as_the_evidence_spelling():
+    assert spelled_as_evidence({"bioavailabilty", "define"}, {"bioavailability", "rate"}) == {
+        "bioavailability", "define"}
+    rows = answer("How does FDA defin bioavailabilty?",
+                  "Bioavailability means the rate and extent to which the active ingredient is absorbed.")
+    assert "rate and extent" in said(rows)
+
+
+def test_the_document_named_in_the_question_counts_for_its_own_sentences():
+    rows = answer("What is a design space according to ICH Q8?",
+                  "Design space is the combination of input variables shown to assure quality.",
+                  "ICH Q8 and ICH Q11 are cited in the design space annex of other documents.",
+                  pdfs=("ICH_Q8_Pharmaceutical_Development.pdf", "Q11_Guideline.pdf"))
+    assert rows[0]["chunk_id"] == "c0"
+
+
+def test_leading_line_numbers_are_left_out_of_the_quote():
+    rows = answer("What must the applicant compare its generic drug formulation to?",
+                  "28 196 Similarly, the applicant must compare its proposed generic drug formulation to the RLD.")
+    assert said(rows).startswith("Similarly, the applicant")
+
+
+def test_a_footnote_mark_after_a_full_stop_ends_the_sentence():
+    assert split_sentences("received by the NDA holder.29 Applicants also must notify FDA.") == [
+        "received by the NDA holder.29", "Applicants also must notify FDA."]
+    assert split_sentences("notify FDA in writing.”30 Such notice must. See 21 CFR 314.96 The end.") == [
+        "notify FDA in writing.”30", "Such notice must.", "See 21 CFR 314.96 The end."]
+
+
+def test_a_verbatim_quote_is_grounded_unless_negated_just_before():
+    source = "It is not the case that the firm has had previous problems. The firm uses validated equipment, or not."
+    assert not grounding("the firm has had previous problems", source).supported
+    assert grounding("The firm uses validated equipment", source).supported
