@@ -7,18 +7,19 @@ One process, one model, one run, in this order:
 2. *raw embedding (before)*: those texts in one ``Embedder.embed`` call (same
    model, same batch size, nothing else running in the process).
 3. *ingest (end to end)*: a fresh, migrated database; the corpus ingested by
-   the code behind ``citestream ingest`` (parse ahead, chunk, embed, one
-   transaction per document with binary COPY, HNSW/GIN inserts on the server),
+   the code behind ``citestream ingest`` (the next file parsed and the
+   previous document written while the current one embeds; one transaction
+   per document: binary COPY, then the server's HNSW/GIN inserts),
    timed around ``ingest_paths``: from listing the files to the last commit.
 4. *raw embedding (after)*: step 2 again.
 
 The machine is shared and its load moves by a factor of two within minutes,
 so raw throughput is measured on both sides of the ingest and pooled
-(2 × texts ÷ both durations): a load change during the run then biases both
-figures alike instead of only one. The spread between the two raw runs is
+(2 × texts ÷ both durations): a steady drift in load then weighs on both
+figures alike instead of on one only. The spread between the two raw runs is
 printed: when it is large, so is the ratio's uncertainty.
 
-Figures: seconds are wall time; pages/s and chunks/s count the 380 pages and
+Figures: seconds are wall time; pages/s and chunks/s count the PDF pages and
 the child chunks (the embedded ones; parents carry no vector); ``cpu s`` is
 this process's user + system time (all threads; the Postgres server's work is
 not included); ``load`` is the 1-minute load average at the start → end of
