@@ -1,6 +1,7 @@
 """Ingestion against the real Postgres: the envelope of rag-loop-acceptance §1.1 and the failure modes of §4."""
 
 import re
+import uuid
 
 import psycopg
 import pytest
@@ -32,6 +33,11 @@ def _request(**kw) -> IngestRequest:
 def _doc(doc_id: str, body: str) -> dict:
     return {"docId": doc_id, "title": f"Title of {doc_id}", "source": "test", "text": body,
             "metadata": {"topic": "test"}}
+
+
+def _unique(stem: str) -> str:
+    """A file stem (so a docId) of this run's own: the session database outlives test sessions."""
+    return f"{stem}_{uuid.uuid4().hex[:8]}"
 
 
 def _rows(engine, doc_id: str) -> list[dict]:
@@ -142,7 +148,8 @@ def test_failure_changed_file_replaces_its_old_chunks(tmp_path, store, embedder,
 
 
 def test_dry_run_reports_without_writing(tmp_path, store, embedder):
-    path = write_guidance_pdf(tmp_path / "Dry_Run_Guidance.pdf", [PageSpec("I. SCOPE", prose("labeling", 10))])
+    path = write_guidance_pdf(tmp_path / f"{_unique('Dry_Run_Guidance')}.pdf",
+                              [PageSpec("I. SCOPE", prose("labeling", 10))])
     before = store.count_chunks()
     plan = ingest_paths([path], store, None, authority="FDA", dry_run=True)
     assert plan.files[0].state == "new" and plan.files[0].chunks >= 1
@@ -155,11 +162,12 @@ def test_dry_run_reports_without_writing(tmp_path, store, embedder):
 def test_cli_prints_progress_and_summary(tmp_path, settings, store, capsys):
     from citestream.cli import main
 
-    good = write_guidance_pdf(tmp_path / "Cli_Guidance.pdf", [PageSpec("I. SCOPE", prose("packaging", 10))])
+    good = write_guidance_pdf(tmp_path / f"{_unique('Cli_Guidance')}.pdf",
+                              [PageSpec("I. SCOPE", prose("packaging", 10))])
     write_corrupt_pdf(tmp_path / "broken.pdf")
     assert main(["ingest", str(tmp_path), "--authority", "FDA"]) == 1  # one error → non-zero exit
     out = capsys.readouterr()
-    assert "Cli_Guidance.pdf" in out.out and "broken.pdf: ERROR" in out.out
+    assert good.name in out.out and "broken.pdf: ERROR" in out.out
     assert re.search(r"documents 1, pages 1, chunks \d+, skipped 0, errors 1, seconds [\d.]+", out.out)
     assert "chunks=" in out.err and "pages=" in out.err  # the progress bar
     main(["ingest", str(good), "--dry-run"])
@@ -181,7 +189,8 @@ class _FailingSecondWrite(ChunkStore):
 
 
 def test_overlapped_writes_keep_order_and_propagate_a_database_failure(tmp_path, engine, embedder):
-    paths = [write_guidance_pdf(tmp_path / f"Overlap_{n}.pdf", [PageSpec("I. SCOPE", prose(topic, 10))])
+    stem = _unique("Overlap")
+    paths = [write_guidance_pdf(tmp_path / f"{stem}_{n}.pdf", [PageSpec("I. SCOPE", prose(topic, 10))])
              for n, topic in enumerate(["sterility", "labeling", "stability"])]
     seen = []
     summary = ingest_paths(paths, ChunkStore(engine), embedder, authority="FDA", on_file=seen.append)
@@ -193,6 +202,6 @@ def test_overlapped_writes_keep_order_and_propagate_a_database_failure(tmp_path,
     failing = _FailingSecondWrite(engine)
     with pytest.raises(psycopg.OperationalError):
         ingest_paths(paths, failing, embedder, authority="FDA")
-    first, second = _rows(engine, "Overlap_0"), _rows(engine, "Overlap_1")
+    first, second = _rows(engine, f"{stem}_0"), _rows(engine, f"{stem}_1")
     assert first and all("aseptic" in r["text"] for r in first if r["kind"] == "child")  # written whole
     assert second and all("labeling" in r["text"] for r in second if r["kind"] == "child")  # old version, whole
