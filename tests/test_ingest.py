@@ -205,3 +205,37 @@ def test_overlapped_writes_keep_order_and_propagate_a_database_failure(tmp_path,
     first, second = _rows(engine, f"{stem}_0"), _rows(engine, f"{stem}_1")
     assert first and all("aseptic" in r["text"] for r in first if r["kind"] == "child")  # written whole
     assert second and all("labeling" in r["text"] for r in second if r["kind"] == "child")  # old version, whole
+
+
+
+def test_two_writers_of_one_document_take_turns(store, embedder):
+    """Seen when two ingest runs overlapped: the second INSERT failed on the documents key. Now the second waits
+    for the first and replaces it; readers find one whole version."""
+    import threading
+
+    from citestream.ingest.pipeline import build_chunks, from_text
+    from citestream.store import DocumentRow
+
+    doc_id = _unique("concurrent")
+    versions = []
+    for v in range(2):
+        doc = from_text(doc_id, f"Version {v}: stability samples are pulled at {v + 3} months. " * 40)
+        versions.append((DocumentRow(doc_id=doc_id, pdf=doc.pdf, content_sha256=doc.content_sha256, pages=1,
+                                     authority="MIXED", title="", source="", metadata={}),
+                         build_chunks(doc, embedder)))
+    for _ in range(3):  # both transactions open at once, three times over
+        barrier, errors = threading.Barrier(2), []
+
+        def write(version):
+            barrier.wait()
+            try:
+                store.replace_document(*version)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(exc)
+
+        threads = [threading.Thread(target=write, args=(v,)) for v in versions]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        assert errors == []
+        rows = _rows(store.engine, doc_id)
+        assert len({r["text"].split(":")[0] for r in rows if r["kind"] == "child"}) == 1  # one version, whole

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy import text, Engine, delete, func, insert, select
 
 from .tables import chunks, documents, index_versions
 
@@ -61,8 +61,13 @@ class ChunkStore:
         return tuple(row) if row else None
 
     def replace_document(self, doc: DocumentRow, rows: Sequence[ChunkRow]) -> None:
-        """Replace a document and all its chunks atomically: readers see the old or the new, never a mix."""
+        """Replace a document and all its chunks atomically: readers see the old or the new, never a mix.
+
+        Two writers of the same doc_id (two ingest workers, or a CLI run beside one) take turns on a
+        transaction-scoped advisory lock, so the second replaces the first instead of failing on its key.
+        """
         with self.engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:doc_id, 0))"), {"doc_id": doc.doc_id})
             conn.execute(delete(documents).where(documents.c.doc_id == doc.doc_id))  # cascades to chunks
             conn.execute(insert(documents).values(
                 doc_id=doc.doc_id, pdf=doc.pdf, title=doc.title, source=doc.source, authority=doc.authority,
