@@ -119,6 +119,7 @@ def test_the_grammar_admits_rows_keyed_by_the_facts_shown_or_the_lock():
     row = {"sentence": f"Lecanemab binds protofibrils. [{anchor}]", "pdf": pdf, "page": page, "chunk_id": cid}
     other = facts[1]
     for ok in ({"answer_sentences": [row], "confidence": "High"}, {"answer_sentences": [], "confidence": "Low"},
+               {"answer_sentences": [{**row, "sentence": f"Doses (e.g., 0.5 mg) vary [{anchor}]"}], "confidence": "Low"},
                PROMPT_REFUSAL_LOCK):
         jsonschema.validate(ok, schema)
     for bad in ({"answer": "x"},
@@ -128,6 +129,9 @@ def test_the_grammar_admits_rows_keyed_by_the_facts_shown_or_the_lock():
                 {"answer_sentences": [{**row, "sentence": f"Binds. [{other[0]}]"}], "confidence": "High"},
                 {"answer_sentences": [{**row, "sentence": "Binds protofibrils."}], "confidence": "High"},
                 {"answer_sentences": [{**row, "sentence": f'Says "x". [{anchor}]'}], "confidence": "High"},
+                # seen: the 0.5B Qwen wrote the answer, then ran on in the same row to the token limit
+                {"answer_sentences": [{**row, "sentence": f"FDA has 60 days. If it files, it reviews. [{anchor}]"}],
+                 "confidence": "High"},
                 {"answer_sentences": [row] * 7, "confidence": "High"},
                 {"answer_sentences": [{**row, "note": "x"}], "confidence": "High"},
                 {"answer_sentences": [row], "confidence": "high"}, "Not found in provided PDFs"):

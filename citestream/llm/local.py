@@ -9,8 +9,8 @@ through llama.cpp's grammar-constrained ``response_format``.
 JSON mode is constrained to the Phase C object of the prompt's OUTPUT FORMAT
 or the prompt's refusal lock as a JSON string (which R5 accepts as the
 refusal). The grammar is built per prompt from its evidence headers: each
-row is one of the facts shown — a sentence free of quotes and brackets ending
-with that fact's marker `` [Ck]``, then that fact's ``pdf``, ``page`` and
+row is one of the facts shown — one sentence, free of quotes and brackets,
+ending with that fact's marker `` [Ck]``, then that fact's ``pdf``, ``page`` and
 ``chunk_id`` — at most 6 rows, and ``confidence`` High|Medium|Low. With a
 bare ``json_object`` grammar the 0.5B Qwen copied the header's
 ``source=file.pdf#page=N`` into ``pdf`` and every row was dropped as an
@@ -76,6 +76,12 @@ _HEADER = re.compile(r"^\[(?P<anchor>C\d+) \| chunk_id=(?P<chunk_id>[^|]+) \| kn
                      r"source=(?P<pdf>.+)#page=(?P<page>\d+)\]$", re.MULTILINE)
 
 
+# One sentence, its marker last: no full stop, ? or ! followed by a space before the marker (R5 would split
+# there and find the first part uncited; seen: the 0.5B Qwen wrote the answer, then ran on to the token limit),
+# no brackets, and no quote or backslash (the grammar writes the JSON string's characters raw).
+_SENTENCE = r'^([^\[\]\n"\\.?!]|[.?!][^ \[\]\n"\\])+[.?!]? \[ANCHOR\]$'
+
+
 def reply_schema(prompt_text: str) -> dict:
     """The reply grammar for this prompt: rows keyed by the facts it shows (``REPLY_SCHEMA`` if it shows none)."""
     evidence = prompt_text.partition("### EVIDENCE\n")[2].partition("\n### END EVIDENCE")[0]
@@ -85,8 +91,7 @@ def reply_schema(prompt_text: str) -> dict:
     rows = [{
         "type": "object",
         "properties": {
-            # one sentence, its marker last; no quote or backslash (the grammar writes the JSON string raw)
-            "sentence": {"type": "string", "pattern": f'^[^\\[\\]\\n"\\\\]+ \\[{anchor}\\]$'},
+            "sentence": {"type": "string", "pattern": _SENTENCE.replace("ANCHOR", anchor)},
             "pdf": {"const": m["pdf"]},
             "page": {"const": int(m["page"])},
             "chunk_id": {"const": m["chunk_id"]},
