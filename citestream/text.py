@@ -63,3 +63,11 @@ def split_sentences(text: str) -> list[str]:
 def matching_terms(text: str) -> set[str]:
     """``content_terms`` with a final silent e dropped, so 'reduce', 'reduces' and 'reduced' meet as 'reduc'."""
     return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in content_terms(text)}
+
+
+# Regulatory words nearly every question and passage share: sharing only these is not relevance.
+GENERIC_TERMS = frozenset(stem(w) for w in """
+    fda ich agency guidance guideline industry drug drugs product products information requirement requirements
+    regulatory regulation regulations recommend recommendation recommendations section sections include includes
+    use used using should would need needs general
+""".split())

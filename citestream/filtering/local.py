@@ -26,7 +26,7 @@ import re
 
 from ..models import Fact
 from ..models.filtering import DroppedFact
-from ..text import content_terms, stem, words
+from ..text import GENERIC_TERMS, content_terms, words
 
 MIN_WORDS = 5
 MIN_PROSE_WORDS = 25  # a line-numbered page with this much text is a fact with numbers, not an artifact
@@ -37,11 +37,6 @@ _DOT_LEADER = re.compile(r"(?:\.\s?){5,}|(?:…\s?){2,}")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
 _PHONE = re.compile(r"\b\d{3}[-. ]\d{3}[-. ]\d{4}\b")
-GENERIC_TERMS = frozenset(stem(w) for w in """
-    fda ich agency guidance guideline industry drug drugs product products information requirement requirements
-    regulatory regulation regulations recommend recommendation recommendations section sections include includes
-    use used using should would need needs general
-""".split())
 
 
 def _integer_run(tokens: list[str]) -> int:

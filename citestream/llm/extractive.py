@@ -24,16 +24,17 @@ How it picks sentences (general rules, no list of known questions):
   contacts) answers no question and is skipped;
 * line numbers and footnote marks a draft's text layer puts in front of a
   sentence are left out of the quote (what remains is still verbatim);
-* bulleted list items count as sentences of their own;
-* fragments (under 5 words), run-ons (over 80 words, usually a table or a
-  page header glued to text) and instructions aimed at a model (a prompt
+* bulleted list items count as sentences of their own; a run-on of over 80
+  words (a list printed without full stops) is split after its semicolons and
+  colons;
+* fragments (under 5 words), run-ons still over 80 words (a table or a page
+  header glued to text) and instructions aimed at a model (a prompt
   injection inside a document) are skipped;
 * the best sentence must cover ``min_coverage`` of the question's weight and
   share ``min_shared_terms`` terms with it, else the reply is the refusal
   lock; further sentences must reach ``keep_ratio`` of the best score;
-* a run-on of over 80 words (a list printed without full stops) is split after
-  its semicolons and colons; a chosen sentence that ends with a colon brings
-  the list items that follow it in its chunk (up to six);
+* a chosen sentence that ends with a colon brings the list items that follow
+  it in its chunk (up to six);
 * at most ``max_sentences`` sentences, one Phase C row per chunk (duplicate
   keys would be dropped by the validator), in evidence order.
 """
@@ -46,9 +47,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from ..filtering.local import GENERIC_TERMS
 from ..policy import PROMPT_REFUSAL_LOCK
-from ..text import matching_terms, split_sentences, words
+from ..text import GENERIC_TERMS, matching_terms, split_sentences, words
 from ..validation import is_injection
 from .base import LLMReply
 
@@ -68,8 +68,10 @@ _TIME_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _TIME = re.compile(
-    r"\b\d+(?:\.\d+)?[\s-]*(?:\(\w+\)\s*)?(?:calendar |business |working )?(?:days?|weeks?|months?|years?|hours?|minutes?)\b"
-    r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2},?\s+\d{4}\b"
+    r"\b\d+(?:\.\d+)?[\s-]*(?:\(\w+\)\s*)?(?:calendar |business |working )?"
+    r"(?:days?|weeks?|months?|years?|hours?|minutes?)\b"
+    r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+    r"\s+\d{1,2},?\s+\d{4}\b"
     r"|\b(?:\w+ \(\d+\)|one|two|three|four|five|six|seven|eight|nine|ten|thirty|sixty|ninety) "
     r"(?:calendar |business |working )?(?:days?|weeks?|months?|years?)\b",
     re.IGNORECASE,
@@ -80,12 +82,14 @@ _DEFINITION_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _DEFINITION = re.compile(  # near the start: the defined term comes first ("Risk: The ...", "X means ...")
-    r"^.{0,60}?(?:\b(?:means|is defined as|are defined as|refers? to|is the|is an?|are the)\b|^[A-Z][\w ()/,-]{1,60}:\s)",
+    r"^.{0,60}?(?:\b(?:means|is defined as|are defined as|refers? to|is the|is an?|are the)\b"
+    r"|^[A-Z][\w ()/,-]{1,60}:\s)",
 )
 _FRONT_MATTER = re.compile(
-    r"current\s*thinking|guidance entitled|does not (?:establish|create|confer) any rights|not binding on (?:FDA|the public)"
-    r"|Contains Nonbinding Recommendations|alternative approach if it satisfies|additional copies|are available from"
-    r"|for questions (?:regarding|about) this|contact the (?:FDA )?staff responsible|has been developed by the appropriate ICH"
+    r"current\s*thinking|guidance entitled|does not (?:establish|create|confer) any rights"
+    r"|not binding on (?:FDA|the public)|Contains Nonbinding Recommendations|alternative approach if it satisfies"
+    r"|additional copies|are available from|for questions (?:regarding|about) this"
+    r"|contact the (?:FDA )?staff responsible|has been developed by the appropriate ICH"
     r"|^see\b.{0,200}https?://|available at:? https?://",
     re.IGNORECASE,
 )
@@ -93,13 +97,16 @@ _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
 ANSWER_TYPE_BOOST = 1.3
 # "Which X ..." / "What X ...": X names what the answer is about, unless it is an auxiliary or an answer-type word.
-_FOCUS = re.compile(r"\b(?:which|what)\s+((?:[\w()'’-]+\s+){0,3}?[\w()'’-]+)\s+(?=(?:is|are|was|were|does|do|did|can|"
-                    r"could|should|must|may|might|will|would|has|have|had|applies|apply)\b)", re.IGNORECASE)
+_FOCUS = re.compile(r"\b(?:which|what)\s+((?:[\w()'’-]+\s+){0,3}?[\w()'’-]+)\s+"
+                    r"(?=(?:is|are|was|were|does|do|did|can|could|should|must|may|might|will|would|has|have|had"
+                    r"|applies|apply)\b)", re.IGNORECASE)
 _NOT_FOCUS = frozenset("""is are was were does do did can could should must may might will would has have had
     kind kinds type types sort year years date dates percentage percent number amount time period day days month
     months week weeks hour hours other others situation situations circumstance circumstances case cases condition
     conditions way ways step steps reason reasons factor factors element elements item items thing things one two
     three four five six seven eight nine ten""".split())
+_NOT_FOCUS_TERMS = matching_terms(" ".join(_NOT_FOCUS))
+MAX_WORDS = 80  # longer pieces are run-ons: split into clauses, or skipped
 
 
 _BULLET = re.compile(r"\s*[•●▪◦]\s*")
@@ -114,9 +121,9 @@ def _pieces(text: str) -> list[str]:
     return [_LEADING_MARKS.sub("", clause) for p in pieces if p.strip() for clause in _clauses(p)]
 
 
-def _clauses(piece: str, max_words: int = 80) -> list[str]:
-    """A run-on longer than ``max_words`` (a list the PDF printed without full stops) split after ; and :."""
-    if len(piece.split()) <= max_words:
+def _clauses(piece: str) -> list[str]:
+    """A run-on longer than ``MAX_WORDS`` (a list the PDF printed without full stops) split after ; and :."""
+    if len(piece.split()) <= MAX_WORDS:
         return [piece]
     clauses: list[str] = []
     for clause in (c.strip() for c in _CLAUSE_END.split(piece)):
@@ -133,7 +140,7 @@ def focus_terms(question: str) -> set[str]:
     m = _FOCUS.search(question)
     if not m or m.group(1).split()[0].lower() in _NOT_FOCUS:
         return set()
-    return matching_terms(m.group(1)) - matching_terms(" ".join(_NOT_FOCUS))
+    return matching_terms(m.group(1)) - _NOT_FOCUS_TERMS
 
 
 def spelled_as_evidence(terms: set[str], vocabulary: set[str]) -> set[str]:
@@ -222,7 +229,8 @@ class ExtractiveBackend:
     model_name = "extractive-v2"
 
     def __init__(self, max_sentences: int = 3, min_coverage: float = 0.34, min_shared_terms: int = 2,
-                 keep_ratio: float = 0.75, min_words: int = 5, max_words: int = 80, absent_weight: str = "floor"):
+                 keep_ratio: float = 0.75, min_words: int = 5, max_words: int = MAX_WORDS,
+                 absent_weight: str = "floor"):
         self.max_sentences = max_sentences
         self.min_coverage = min_coverage
         self.min_shared_terms = min_shared_terms
@@ -239,8 +247,8 @@ class ExtractiveBackend:
         return LLMReply(text=json.dumps(self.reply(chosen), ensure_ascii=False), finish_reason="stop")
 
     def choose(self, blocks: list[EvidenceBlock], question: str) -> list[Candidate]:
-        vocabulary = set().union(*(matching_terms(b.text) for b in blocks)) if blocks else set()
-        q_terms = spelled_as_evidence(matching_terms(question) - FRAME_TERMS, vocabulary)
+        block_terms = [matching_terms(b.text) for b in blocks]
+        q_terms = spelled_as_evidence(matching_terms(question) - FRAME_TERMS, set().union(*block_terms))
         if not q_terms:
             return []
         required = max(1, min(self.min_shared_terms, len(q_terms - GENERIC_TERMS)))
@@ -248,7 +256,7 @@ class ExtractiveBackend:
                      for order, block in enumerate(blocks)
                      for position, sentence in enumerate(_pieces(block.text))]
         focus = focus_terms(question)
-        if focus and not any(focus & matching_terms(block.text) for block in blocks):
+        if focus and not any(focus & terms for terms in block_terms):
             return []  # the thing asked about is named nowhere in the evidence: a near-miss or a false premise
         named = {order: q_terms & name_terms(block.pdf) for order, block in enumerate(blocks)}
         df = Counter(t for *_, sentence, _ in sentences for t in matching_terms(sentence) & q_terms)
