@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import text, Engine, delete, func, insert, select
+from sqlalchemy import Engine, delete, func, insert, select, text
 
 from .tables import chunks, documents, index_versions
 
