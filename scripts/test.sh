@@ -3,5 +3,5 @@
 # Tests use their own database (citestream_test) and topic prefix (test.), never the demo's.
 source "$(dirname "$0")/lib.sh"
 servers_up test
-# The golden sets over the whole corpus (corpus_eval) take ~50 min here: `make eval` runs them.
+# The golden sets over the whole corpus (corpus_eval, ~6 min) are left to `make eval`: see README, Tests.
 .venv/bin/python -m pytest -m "not corpus_eval" -p no:cacheprovider --durations=15 ${PYTEST_ARGS:-}
