@@ -60,6 +60,11 @@ def split_sentences(text: str) -> list[str]:
     return restored
 
 
+def file_name_words(pdf: str) -> str:
+    """A document's file name as words ("Q9_Guideline.pdf" -> "Q9 Guideline"), for matching a question to it."""
+    return re.sub(r"[_\-.]+", " ", re.sub(r"\.pdf$", "", pdf, flags=re.I))
+
+
 def matching_terms(text: str) -> set[str]:
     """``content_terms`` with a final silent e dropped, so 'reduce', 'reduces' and 'reduced' meet as 'reduc'."""
     return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in content_terms(text)}

@@ -48,7 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from ..policy import PROMPT_REFUSAL_LOCK
-from ..text import GENERIC_TERMS, matching_terms, split_sentences, words
+from ..text import GENERIC_TERMS, file_name_words, matching_terms, split_sentences, words
 from ..validation import is_injection
 from .base import LLMReply
 
@@ -155,7 +155,7 @@ def spelled_as_evidence(terms: set[str], vocabulary: set[str]) -> set[str]:
 
 def name_terms(pdf: str) -> set[str]:
     """Terms of a document's file name: a question naming the document ("under ICH Q9") is answered by its text."""
-    return matching_terms(re.sub(r"[_\-.]+", " ", re.sub(r"\.pdf$", "", pdf, flags=re.I)))
+    return matching_terms(file_name_words(pdf))
 
 
 def answer_type_fits(question: str):

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ..store.search import ChunkHit
-from ..text import content_terms
+from ..text import content_terms, file_name_words
 
 
 def pdf_name_matches(pdf: str, query: str) -> bool:
     """Fallback gate 2: the top-1 PDF's name shares a keyword (or document hint such as 'Q9') with the query."""
-    stem = re.sub(r"\.pdf$", "", pdf, flags=re.I)
-    name_terms = content_terms(re.sub(r"[_\-.]+", " ", stem))
+    name_terms = content_terms(file_name_words(pdf))
     return bool(name_terms & content_terms(query))
 
 
