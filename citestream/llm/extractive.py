@@ -266,7 +266,7 @@ class ExtractiveBackend:
         # much as the most common word that is found: it lowers coverage without outweighing the subject.
         absent = (max if self.absent_weight == "rarest" else min)(weight.values(), default=1.0)
         weight.update({t: absent for t in q_terms - weight.keys()})
-        total = sum(weight.values())
+        total = math.fsum(weight.values())  # fsum: exact, so no set or dict order can tip a near-tie
         fits = answer_type_fits(question)
 
         candidates: list[Candidate] = []
@@ -283,7 +283,7 @@ class ExtractiveBackend:
             covered = own | (q_terms & context) | named[order]
             if not own or len(covered) < required:
                 continue
-            coverage = sum(weight[t] for t in covered) / total
+            coverage = math.fsum(weight[t] for t in covered) / total
             if coverage < self.min_coverage:
                 continue  # related words, but not an answer: a near-miss the validator explains
             typed = bool(fits and fits(sentence))
