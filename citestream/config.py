@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = 64
-    policy_version: str = "qa-v1+R2_POLICY_V1"
+    policy_version: str = "qa-v1.1+R2_POLICY_V1"
     filter_mode: str = Field("local", description="Phase B filter: local | llm (falls back to local)")
 
     # Generation

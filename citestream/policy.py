@@ -34,9 +34,11 @@ class RetrievalPolicy:
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     rrf_k: int = 60
+    # "RRF with heavy BM25 multipliers" (design notes §2). qa-v1.1: each BM25 list weighs 2 (was 1); at equal
+    # weights a chunk seen at middling ranks in all three lists outranked one that both BM25 lists put first.
     semantic_weight: float = 1.0
-    child_lexical_weight: float = 1.0
-    parent_lexical_weight: float = 1.0
+    child_lexical_weight: float = 2.0
+    parent_lexical_weight: float = 2.0
     mmr_pool: int = 16                  # MMR chooses top_k among this many best fused candidates
 
 
@@ -83,7 +85,7 @@ class SelectionPolicy:
 
 @dataclass(frozen=True)
 class Policy:
-    version: str = "qa-v1+R2_POLICY_V1"
+    version: str = "qa-v1.1+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     refusal_text: str = REFUSAL_TEXT

@@ -98,6 +98,23 @@ def test_rrf_sums_reciprocal_ranks_and_breaks_ties_by_id():
     assert [cid for cid, _ in rrf([([Ranked("b", 1)], 1.0), ([Ranked("a", 1)], 1.0)])] == ["a", "b"]
 
 
+def test_default_weights_let_both_bm25_firsts_outrank_a_chunk_twentieth_in_all_three_lists():
+    """qa-v1.1, heavy BM25 multipliers: at equal weights the chunk 20th everywhere won; now both BM25 lists'
+    first choice does."""
+    def ranked(name: str, first: str | None) -> list[Ranked]:
+        head = [first] if first else []
+        rest = [f"{name}-{i}" for i in range(19 - len(head))]
+        return [Ranked(cid, 1.0) for cid in [*head, *rest, "everywhere"]]
+
+    rp = RetrievalPolicy()
+    dense, child, parent = ranked("d", None), ranked("c", "lexical-first"), ranked("p", "lexical-first")
+    weighted = [cid for cid, _ in rrf([(dense, rp.semantic_weight), (child, rp.child_lexical_weight),
+                                       (parent, rp.parent_lexical_weight)], rp.rrf_k)]
+    equal = [cid for cid, _ in rrf([(dense, 1.0), (child, 1.0), (parent, 1.0)], rp.rrf_k)]
+    assert weighted[0] == "lexical-first"
+    assert equal[0] == "everywhere"
+
+
 # --- scores and ordering --------------------------------------------------------------------------
 
 def test_scores_are_cosine_similarities_computed_in_sql_even_for_lexical_only_candidates(indexed, embedder):
