@@ -76,3 +76,22 @@ GENERIC_TERMS = frozenset(stem(w) for w in """
     regulatory regulation regulations recommend recommendation recommendations section sections include includes
     use used using should would need needs general
 """.split())
+
+
+# The disclaimers and distribution notes on every FDA/ICH guidance's title pages: never the answer to a question.
+DISCLAIMER = re.compile(
+    r"(?:represents?|will represent|will reflect)\b.{0,80}?current\s*thinking"
+    r"|does not (?:establish|create|confer)(?: or (?:create|confer))? any rights"
+    r"|not (?:be )?binding on (?:FDA|the public)|does not operate to bind"
+    r"|alternative approach (?:may be used )?if (?:it|such approach) satisfies"
+    r"|additional copies (?:of this guidance )?are available"
+    r"|contact the (?:FDA )?(?:staff|office) responsible|has been developed by the appropriate ICH",
+    re.IGNORECASE,
+)
+
+
+def disclaimer_share(text: str) -> float:
+    """Share of the text's words in disclaimer sentences: near 1 for a title page, small for a page of content."""
+    sentences = split_sentences(text)
+    total = sum(len(words(s)) for s in sentences)
+    return sum(len(words(s)) for s in sentences if DISCLAIMER.search(s)) / total if total else 0.0

@@ -30,6 +30,11 @@ DOCUMENTS: dict[str, tuple[str, str]] = {
         "Audit trail documentation shall be retained for a period at least as long as that required for the "
         "subject electronic records and shall be available for agency review and copying. Electronic signatures "
         "shall be linked to their respective electronic records.")),
+    # Defines an acronym (query expansion by the corpus' own acronyms).
+    "annual-product-review": ("FDA", (
+        "An annual product review (APR) evaluates the quality standards of each marketed drug product at least "
+        "once a year. The APR summarises complaints, recalls, returned goods and stability results so that the "
+        "need for changes in specifications or manufacturing procedures can be determined.")),
 }
 
 

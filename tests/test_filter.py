@@ -51,6 +51,10 @@ def reasons(record):
      "table of contents"),
     ("Additional copies are available from the Division of Drug Information, Phone: 855-543-3784, "
      "Email: druginfo@fda.hhs.gov, http://www.fda.gov/Drugs/Guidances", "contact boilerplate"),
+    ("CPG Sec. 490.100 Process Validation Requirements This guidance document represents the Food and Drug "
+     "Administration's (FDA) current thinking on this topic. It does not create or confer any rights for or on any "
+     "person and does not operate to bind FDA or the public. An alternative approach may be used if such approach "
+     "satisfies the requirements of the applicable statute and regulations.", "title-page disclaimer"),
 ])
 def test_artifacts_are_recognised(quote, why):
     assert artifact_reason(quote) == why
@@ -61,6 +65,10 @@ def test_real_prose_is_not_an_artifact():
         assert artifact_reason(f.quote) is None
     assert artifact_reason("As of May 5, 2017, ANDAs must be submitted to FDA electronically in eCTD format.") \
         is None
+    # A page that mentions the Agency's current thinking but mostly states content is not a title page.
+    assert artifact_reason("Although we withdrew the draft guidance on time stamps, our current thinking has not "
+                           "changed. Systems that span time zones should record the time zone. The audit trail "
+                           "must show the local time of each entry and the identity of the operator.") is None
 
 
 def test_line_numbered_draft_prose_is_kept():

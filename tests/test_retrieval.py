@@ -244,6 +244,17 @@ def test_continuous_processing_rule_retrieves_the_q13_document_and_merges_by_bes
         assert fact.score == pytest.approx(max(float(np.dot(hit.embedding, v)) for v in vectors), abs=1e-4)
 
 
+def test_an_acronym_the_corpus_defines_is_searched_in_its_other_form_too(indexed, embedder):
+    """qa-v1.1: "APR" is defined as "annual product review" in one document, read from Postgres."""
+    for question, other in (("What must an APR summarise?", "annual product review"),
+                            ("What does an annual product review summarise?", "APR")):
+        record = _ask(indexed, embedder, question)
+        assert record.retrieval_trace.expansions == [question, f"{question} {other}"]
+        assert record.facts[0].pdf == "annual-product-review"
+    assert _ask(indexed, embedder, "What is continuous manufacturing?").retrieval_trace.expansions == [
+        "What is continuous manufacturing?"]
+
+
 # --- scope ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("scope,expected", [("ICH", {"ICH"}), ("FDA", {"FDA"})])

@@ -8,6 +8,8 @@ Rules (general, measured on the shape of the corpus, never on known questions):
   real prose is kept); tables of contents (two or more dot leaders, or one
   with a "table of contents" heading); contact boilerplate (two or more of e-mail,
   web address, phone number: "additional copies are available from ...");
+  a title page (at least half its words in disclaimer sentences: "This guidance
+  represents the current thinking ... is not binding ...");
 * relevance: the fact must share a content term (stemmed, no stopwords; a
   6-letter shared prefix also matches, so "bioavailabilty" finds
   "bioavailability") with the question, and when the question has two or
@@ -26,13 +28,14 @@ import re
 
 from ..models import Fact
 from ..models.filtering import DroppedFact
-from ..text import GENERIC_TERMS, content_terms, words
+from ..text import GENERIC_TERMS, content_terms, disclaimer_share, words
 
 MIN_WORDS = 5
 MIN_PROSE_WORDS = 25  # a line-numbered page with this much text is a fact with numbers, not an artifact
 MIN_SPECIFIC_TERMS = 2
 PREFIX_MATCH = 6
 KEY_WORDS = 40
+DISCLAIMER_SHARE = 0.75
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}|(?:…\s?){2,}")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
@@ -70,6 +73,8 @@ def artifact_reason(quote: str) -> str | None:
     contacts = sum(bool(p.search(quote)) for p in (_EMAIL, _URL, _PHONE))
     if contacts >= 2:
         return "contact boilerplate"
+    if disclaimer_share(quote) >= DISCLAIMER_SHARE:
+        return "title-page disclaimer"
     return None
 
 

@@ -48,7 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from ..policy import PROMPT_REFUSAL_LOCK
-from ..text import GENERIC_TERMS, file_name_words, matching_terms, split_sentences, words
+from ..text import DISCLAIMER, GENERIC_TERMS, file_name_words, matching_terms, split_sentences, words
 from ..validation import is_injection
 from .base import LLMReply
 
@@ -85,12 +85,9 @@ _DEFINITION = re.compile(  # near the start: the defined term comes first ("Risk
     r"^.{0,60}?(?:\b(?:means|is defined as|are defined as|refers? to|is the|is an?|are the)\b"
     r"|^[A-Z][\w ()/,-]{1,60}:\s)",
 )
-_FRONT_MATTER = re.compile(
-    r"current\s*thinking|guidance entitled|does not (?:establish|create|confer) any rights"
-    r"|not binding on (?:FDA|the public)|Contains Nonbinding Recommendations|alternative approach if it satisfies"
-    r"|additional copies|are available from|for questions (?:regarding|about) this"
-    r"|contact the (?:FDA )?staff responsible|has been developed by the appropriate ICH"
-    r"|^see\b.{0,200}https?://|available at:? https?://",
+_FRONT_MATTER = re.compile(  # disclaimers, and the cross-references and contact lines around them
+    rf"{DISCLAIMER.pattern}|current\s*thinking|guidance entitled|Contains Nonbinding Recommendations"
+    r"|are available from|for questions (?:regarding|about) this|^see\b.{0,200}https?://|available at:? https?://",
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .acronyms import AcronymMap
+
 
 @dataclass(frozen=True)
 class ExpansionRule:
@@ -19,8 +21,11 @@ EXPANSION_RULES: tuple[ExpansionRule, ...] = (
 )
 
 
-def expand_query(query: str, rules: tuple[ExpansionRule, ...] = EXPANSION_RULES) -> list[str]:
-    """The original query always, then one variant per matching rule with the terms it lacks (case-insensitive)."""
+def expand_query(query: str, rules: tuple[ExpansionRule, ...] = EXPANSION_RULES,
+                 acronyms: AcronymMap | None = None) -> list[str]:
+    """The original query always, then one variant per matching rule with the terms it lacks (case-insensitive),
+    then one with the other form of each acronym the corpus defines (qa-v1.1: "PAT" also searches "process
+    analytical technology", "bioavailability" also "BA")."""
     variants = [query]
     lowered = query.lower()
     for rule in rules:
@@ -28,4 +33,7 @@ def expand_query(query: str, rules: tuple[ExpansionRule, ...] = EXPANSION_RULES)
             missing = [term for term in rule.adds if term.lower() not in lowered]
             if missing:
                 variants.append(" ".join([query, *missing]))
+    other_forms = acronyms.additions(query) if acronyms else []
+    if other_forms:
+        variants.append(" ".join([query, *other_forms]))
     return variants

@@ -1,0 +1,91 @@
+"""Acronyms the corpus itself defines ("bioavailability (BA)"), so a query in one form also searches the other.
+
+Definitions are found with the Schwartz-Hearst algorithm (the ``abbreviations``
+package) over each document's parent text, read from Postgres, once per index
+version: every worker sees the same map. Left out: an acronym that more than half
+of the documents use (FDA, ICH: it adds latency and no discrimination), one that
+is also a Roman numeral ("Paragraph IV" is not "intravenous"), and a long form
+starting with a stopword ("of generic drugs" for OGD).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from ..store.search import ChunkSearch
+from ..text import STOPWORDS
+
+UBIQUITOUS_SHARE = 0.25
+_ROMAN = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
+
+
+@dataclass(frozen=True)
+class AcronymMap:
+    long_of: dict[str, str]   # "BA" -> "bioavailability"
+
+    def additions(self, query: str) -> list[str]:
+        """The other form of every acronym or long form in ``query`` that the query lacks, in query order.
+
+        A long form inside a longer one found ("new drug application" in "abbreviated new drug application")
+        does not count."""
+        lowered = query.lower()
+        found: list[tuple[int, int, str]] = []  # (start, end, the form to add)
+        for short, long in self.long_of.items():
+            at_short = _span(rf"(?<![\w-]){re.escape(short)}(?![\w-])", query)
+            at_long = _span(rf"(?<![\w-]){re.escape(long)}(?![\w-])", lowered)
+            if at_short and not at_long:
+                found.append((*at_short, long))
+            elif at_long and not at_short:
+                found.append((*at_long, short))
+        return [add for start, end, add in sorted(found)
+                if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in found)]
+
+
+def _span(pattern: str, haystack: str) -> tuple[int, int] | None:
+    m = re.search(pattern, haystack)
+    return m.span() if m else None
+
+
+def build_map(documents: dict[str, str]) -> AcronymMap:
+    """Per short form, the long form most documents give it; ubiquitous and plural duplicates dropped."""
+    from abbreviations import schwartz_hearst
+
+    defined_in: dict[str, Counter] = defaultdict(Counter)
+    for body in documents.values():
+        pairs = schwartz_hearst.extract_abbreviation_definition_pairs(doc_text=body, most_common_definition=True)
+        for short, long in pairs.items():
+            short, long = short.strip(), " ".join(long.split())
+            if _usable(short, long):
+                defined_in[short][long.lower()] += 1
+    limit = UBIQUITOUS_SHARE * len(documents)
+    return AcronymMap({short: longs.most_common(1)[0][0] for short, longs in sorted(defined_in.items())
+                       if _used_in(short, documents.values()) <= limit})
+
+
+def _used_in(short: str, bodies) -> int:
+    pattern = re.compile(rf"(?<![\w-]){re.escape(short)}(?![\w-])")
+    return sum(bool(pattern.search(body)) for body in bodies)
+
+
+def _usable(short: str, long: str) -> bool:
+    """A letters-and-digits acronym of 2-8 characters with at least two capitals, defined by 1-8 plain words."""
+    return (re.fullmatch(r"[A-Za-z][A-Za-z0-9]{1,7}", short) is not None and sum(c.isupper() for c in short) >= 2
+            and not _ROMAN.fullmatch(short) and re.fullmatch(r"[\w ,&'’-]+", long) is not None
+            and 1 <= len(long.split()) <= 8 and long.split()[0].lower() not in STOPWORDS)
+
+
+_cache: dict[tuple[str, str], AcronymMap] = {}
+_cache_lock = threading.Lock()
+
+
+def corpus_acronyms(search: ChunkSearch) -> AcronymMap:
+    """The map of the index ``search`` reads, rebuilt when its index version changes (one per database)."""
+    key = (str(search.engine.url), search.index_version())
+    with _cache_lock:
+        if key not in _cache:
+            _cache.clear()
+            _cache[key] = build_map(search.document_texts())
+        return _cache[key]
