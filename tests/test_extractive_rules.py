@@ -75,6 +75,25 @@ def test_a_which_question_about_something_the_evidence_never_names_is_refused():
     assert focus_terms("In which situations must FDA decide?") == set()
 
 
+def test_a_question_whose_answer_needs_a_unit_is_refused_when_no_sentence_states_it():
+    fee = "GDUFA refers to the generic drug user fee program codified in the amendments of 2012 and 2017."
+    assert answer("What is the GDUFA application fee, in US dollars, for filing an ANDA?", fee) is None
+    assert "$176,237" in said(answer("What is the GDUFA application fee for filing an ANDA?",
+                                     fee + " The GDUFA application fee for filing an ANDA is $176,237."))
+    thresholds = "Recommended qualification thresholds3 for degradation products depend on the maximum daily dose."
+    assert answer("What qualification threshold percentage applies to degradation products?", thresholds) is None
+    assert answer("What qualification threshold percentage applies to degradation products?",
+                  thresholds + " The qualification threshold for degradation products is 0.2 percent.") is not None
+    volunteers = "The typical number of healthy volunteers used in Phase 1 studies varies by drug."
+    assert answer("How many healthy volunteers must a Phase 1 study enrol?", volunteers) is None
+    assert answer("How many healthy volunteers must a Phase 1 study enrol?",
+                  volunteers + " A Phase 1 study enrols 20 to 80 healthy volunteers.") is not None
+    dated = "Part 11 controls apply to systems changed since August 20, 1997, including electronic signatures."
+    assert answer("How often must passwords for Part 11 electronic signatures be changed?", dated) is None
+    assert answer("How many days does FDA take to decide on filing?",  # a time unit: the time rule decides
+                  "FDA decides on filing an application within 60 days of receipt.") is not None
+
+
 def test_a_typo_is_read_as_the_evidence_spelling():
     assert spelled_as_evidence({"bioavailabilty", "define"}, {"bioavailability", "rate"}) == {
         "bioavailability", "define"}

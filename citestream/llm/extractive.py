@@ -155,6 +155,40 @@ def name_terms(pdf: str) -> set[str]:
     return matching_terms(file_name_words(pdf))
 
 
+# Questions whose answer must carry its unit: a sentence without one cannot answer them, however related.
+_CURRENCY_QUESTION = re.compile(r"\b(?:fees?|costs?|price|dollars?|how much .{0,40}\b(?:pay|charge|cost))\b",
+                                re.IGNORECASE)
+_CURRENCY = re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(?:million |billion )?(?:US )?(?:dollars|USD|EUR|euros?)\b",
+                       re.IGNORECASE)
+_PERCENT_QUESTION = re.compile(r"\b(?:what|which) (?:\w+ ){0,3}(?:percentage|percent)\b", re.IGNORECASE)
+_PERCENT = re.compile(r"\d\s*%|\bpercent\b", re.IGNORECASE)
+_COUNT_QUESTION = re.compile(r"\bhow many ([a-z]+(?: [a-z]+)?)", re.IGNORECASE)
+_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|fifty|hundred|dozen)"
+_FREQUENCY_QUESTION = re.compile(r"\bhow often\b", re.IGNORECASE)
+_FREQUENCY = re.compile(r"\b(?:every|each|per|annual(?:ly)?|yearly|monthly|weekly|daily|once|twice|periodic(?:ally)?"
+                        r"|at least \w+ times?)\b", re.IGNORECASE)
+_TIME_UNITS = {"day", "days", "week", "weeks", "month", "months", "year", "years", "hour", "hours", "minutes"}
+
+
+def required_unit(question: str):
+    """A test for the unit the answer must state (an amount of money, a percentage, a count of the thing asked
+    about, a frequency), or None. Unlike ``answer_type_fits``, a question with a required unit and no sentence
+    stating it is refused: a related sentence without the unit is a near-miss, not an answer."""
+    if _CURRENCY_QUESTION.search(question):
+        return lambda sentence: bool(_CURRENCY.search(sentence))
+    if _PERCENT_QUESTION.search(question):
+        return lambda sentence: bool(_PERCENT.search(sentence))
+    if _FREQUENCY_QUESTION.search(question):
+        return lambda sentence: bool(_FREQUENCY.search(sentence))
+    m = _COUNT_QUESTION.search(question)
+    if m and m.group(1).split()[0].lower() not in _TIME_UNITS:
+        counted = m.group(1).split()[-1].lower()
+        stem = counted[:-1] if counted.endswith("s") else counted
+        near = re.compile(rf"\b{_NUMBER}\b(?:\W+\w+){{0,3}}?\W+{re.escape(stem)}", re.IGNORECASE)
+        return lambda sentence: bool(near.search(sentence))
+    return None
+
+
 def answer_type_fits(question: str):
     """A test for sentences of the answer type the question asks for, or None when it asks for none."""
     if _TIME_QUESTION.search(question):
@@ -286,6 +320,9 @@ class ExtractiveBackend:
             typed = bool(fits and fits(sentence))
             candidates.append(Candidate(coverage * (ANSWER_TYPE_BOOST if typed else 1.0), coverage, len(own), order,
                                         position, sentence, block, typed))
+        unit = required_unit(question)
+        if unit:
+            candidates = [c for c in candidates if unit(c.sentence)]  # none left: refused
         if any(c.typed for c in candidates):
             candidates = [c for c in candidates if c.typed]  # the question asks for a time, a number or a definition
         if not candidates:
