@@ -86,5 +86,13 @@ class TokenCounter:
 
 
 @lru_cache(maxsize=1)
+def wordpiece_words() -> frozenset[str]:
+    """The whole words of the model's WordPiece vocabulary (~22,500): a list of common English words that
+    ships with the model, so nothing is downloaded."""
+    with open(os.path.join(model_path(), "vocab.txt"), encoding="utf-8") as vocab:
+        return frozenset(token for token in (line.strip() for line in vocab) if token.isalpha())
+
+
+@lru_cache(maxsize=1)
 def get_token_counter() -> TokenCounter:
     return TokenCounter()

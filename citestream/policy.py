@@ -40,7 +40,7 @@ class RetrievalPolicy:
     child_lexical_weight: float = 2.0
     parent_lexical_weight: float = 2.0
     mmr_pool: int = 16                  # MMR chooses top_k among this many best fused candidates
-    expand_acronyms: bool = True        # qa-v1.1: one more variant with the corpus-defined acronym forms
+    corpus_variant: bool = True         # qa-v1.1: one more variant in the corpus' words (spelling, acronyms)
 
 
 @dataclass(frozen=True)

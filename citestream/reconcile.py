@@ -4,8 +4,11 @@ faust has been seen to skip 1–5 messages after a restart (../shared/INFRA.md),
 so the flow does not trust it alone. The reconciler reads `questions` with its
 own consumer group, remembers every valid question that has no outcome in the
 ``requests`` table yet, and after ``reconcile_after_s`` without progress
-re-publishes the original bytes under the same key. A question that already
-has an outcome is never re-published (and the retrieve agent skips it anyway).
+re-publishes the original bytes under the same key, on the next partition each
+time: a partition that stops being fetched after a rebalance (seen with faust
+in the rolling-restart fault test, until the next rebalance) must not hold the
+copy too. A question that already has an outcome is never re-published (and
+the retrieve agent skips it anyway).
 After ``reconcile_max_redrives`` re-drives the question is answered with the
 failure refusal, so nothing waits forever. Offsets are committed only up to
 the oldest question still open, so a restarted reconciler forgets nothing.
@@ -168,6 +171,14 @@ async def _worker_positions(settings: Settings) -> dict[TopicPartition, int]:
         await admin.close()
 
 
+def redrive_partition(entry: OpenQuestion, count: int, partitions: list[int]) -> int | None:
+    """Re-drive ``count`` goes ``count`` partitions on from where the question was first published."""
+    if not entry.offsets or not partitions:
+        return None  # unknown: the key decides
+    first = entry.offsets[0][0].partition
+    return partitions[(partitions.index(first) + count) % len(partitions)] if first in partitions else None
+
+
 async def _sweep(rec: Reconciler, producer: AIOKafkaProducer, consumer: AIOKafkaConsumer) -> None:
     try:
         consumed = await _worker_positions(rec.settings)
@@ -176,9 +187,11 @@ async def _sweep(rec: Reconciler, producer: AIOKafkaProducer, consumer: AIOKafka
         log.error("reconciler cannot read requests (%s); retrying next sweep", exc)
         return
     settings = rec.settings
+    partitions = sorted(await producer.partitions_for(settings.topic("questions")))
     for entry in redrive:
         count = await asyncio.to_thread(rec.tracker.note_redrive, entry.question.request_id)
-        await producer.send_and_wait(settings.topic("questions"), value=entry.value, key=entry.key)
+        await producer.send_and_wait(settings.topic("questions"), value=entry.value, key=entry.key,
+                                     partition=redrive_partition(entry, count, partitions))
         rec.redriven += 1
         metrics.REDRIVEN.inc()
         log.warning("re-drove request_id=%s (no outcome after %.0fs; re-drive %d)",

@@ -4,7 +4,7 @@ import json
 
 from citestream.assembly.evidence import render_evidence
 from citestream.llm import ExtractiveBackend
-from citestream.llm.extractive import focus_terms, spelled_as_evidence
+from citestream.llm.extractive import focus_terms, required_unit, spelled_as_evidence
 from citestream.models.assembly import SelectedEvidence
 from citestream.policy import PROMPT_REFUSAL_LOCK
 from citestream.prompt import render_prompt
@@ -90,6 +90,7 @@ def test_a_question_whose_answer_needs_a_unit_is_refused_when_no_sentence_states
                   volunteers + " A Phase 1 study enrols 20 to 80 healthy volunteers.") is not None
     dated = "Part 11 controls apply to systems changed since August 20, 1997, including electronic signatures."
     assert answer("How often must passwords for Part 11 electronic signatures be changed?", dated) is None
+    assert required_unit("Which guidance covers GDUFA user fees?") is None  # about a fee, not asking an amount
     assert answer("How many days does FDA take to decide on filing?",  # a time unit: the time rule decides
                   "FDA decides on filing an application within 60 days of receipt.") is not None
 

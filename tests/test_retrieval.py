@@ -244,8 +244,9 @@ def test_continuous_processing_rule_retrieves_the_q13_document_and_merges_by_bes
         assert fact.score == pytest.approx(max(float(np.dot(hit.embedding, v)) for v in vectors), abs=1e-4)
 
 
-def test_an_acronym_the_corpus_defines_is_searched_in_its_other_form_too(indexed, embedder):
-    """qa-v1.1: "APR" is defined as "annual product review" in one document, read from Postgres."""
+def test_the_query_is_searched_in_the_corpus_words_too(indexed, embedder):
+    """qa-v1.1: "APR" is defined as "annual product review" in one document, read from Postgres; typos are
+    read as the corpus spells the word."""
     for question, other in (("What must an APR summarise?", "annual product review"),
                             ("What does an annual product review summarise?", "APR")):
         record = _ask(indexed, embedder, question)
@@ -253,6 +254,10 @@ def test_an_acronym_the_corpus_defines_is_searched_in_its_other_form_too(indexed
         assert record.facts[0].pdf == "annual-product-review"
     assert _ask(indexed, embedder, "What is continuous manufacturing?").retrieval_trace.expansions == [
         "What is continuous manufacturing?"]
+    typo = "What does an anual product reveiw summarise?"
+    record = _ask(indexed, embedder, typo)
+    assert record.retrieval_trace.expansions == [typo, "What does an annual product review summarise? APR"]
+    assert record.facts[0].pdf == "annual-product-review"
 
 
 # --- scope ------------------------------------------------------------------------------------------

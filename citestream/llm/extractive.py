@@ -48,7 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from ..policy import PROMPT_REFUSAL_LOCK
-from ..text import DISCLAIMER, GENERIC_TERMS, file_name_words, matching_terms, split_sentences, words
+from ..text import DISCLAIMER, GENERIC_TERMS, STOPWORDS, file_name_words, matching_terms, split_sentences, words
 from ..validation import is_injection
 from .base import LLMReply
 
@@ -156,18 +156,20 @@ def name_terms(pdf: str) -> set[str]:
 
 
 # Questions whose answer must carry its unit: a sentence without one cannot answer them, however related.
-_CURRENCY_QUESTION = re.compile(r"\b(?:fees?|costs?|price|dollars?|how much .{0,40}\b(?:pay|charge|cost))\b",
-                                re.IGNORECASE)
+_CURRENCY_QUESTION = re.compile(  # asks for an amount, not about a fee program
+    r"\bhow much\b.{0,60}\b(?:fees?|costs?|pay|charged?|price)\b|\bwhat (?:is|are) the (?:[\w-]+ ){0,4}(?:fees?|costs?|price)\b"
+    r"|\bin (?:US |U\.S\. )?(?:dollars|USD|euros?)\b", re.IGNORECASE)
 _CURRENCY = re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(?:million |billion )?(?:US )?(?:dollars|USD|EUR|euros?)\b",
                        re.IGNORECASE)
 _PERCENT_QUESTION = re.compile(r"\b(?:what|which) (?:\w+ ){0,3}(?:percentage|percent)\b", re.IGNORECASE)
 _PERCENT = re.compile(r"\d\s*%|\bpercent\b", re.IGNORECASE)
-_COUNT_QUESTION = re.compile(r"\bhow many ([a-z]+(?: [a-z]+)?)", re.IGNORECASE)
+_COUNT_QUESTION = re.compile(r"\bhow many (?:of (?:the|these|those|its|their) )?([a-z]+(?: [a-z]+)?)", re.IGNORECASE)
 _NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|fifty|hundred|dozen)"
 _FREQUENCY_QUESTION = re.compile(r"\bhow often\b", re.IGNORECASE)
 _FREQUENCY = re.compile(r"\b(?:every|each|per|annual(?:ly)?|yearly|monthly|weekly|daily|once|twice|periodic(?:ally)?"
                         r"|at least \w+ times?)\b", re.IGNORECASE)
-_TIME_UNITS = {"day", "days", "week", "weeks", "month", "months", "year", "years", "hour", "hours", "minutes"}
+_NOT_COUNTED = {"day", "days", "week", "weeks", "month", "months", "year", "years", "hour", "hours", "minutes",
+                "calendar", "business", "working", "times"}  # durations are the time rule's; "how many times": often
 
 
 def required_unit(question: str):
@@ -181,7 +183,7 @@ def required_unit(question: str):
     if _FREQUENCY_QUESTION.search(question):
         return lambda sentence: bool(_FREQUENCY.search(sentence))
     m = _COUNT_QUESTION.search(question)
-    if m and m.group(1).split()[0].lower() not in _TIME_UNITS:
+    if m and m.group(1).split()[0].lower() not in _NOT_COUNTED | STOPWORDS:
         counted = m.group(1).split()[-1].lower()
         stem = counted[:-1] if counted.endswith("s") else counted
         near = re.compile(rf"\b{_NUMBER}\b(?:\W+\w+){{0,3}}?\W+{re.escape(stem)}", re.IGNORECASE)

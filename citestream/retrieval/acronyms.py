@@ -1,21 +1,19 @@
 """Acronyms the corpus itself defines ("bioavailability (BA)"), so a query in one form also searches the other.
 
 Definitions are found with the Schwartz-Hearst algorithm (the ``abbreviations``
-package) over each document's parent text, read from Postgres, once per index
-version: every worker sees the same map. Left out: an acronym that more than half
-of the documents use (FDA, ICH: it adds latency and no discrimination), one that
-is also a Roman numeral ("Paragraph IV" is not "intravenous"), and a long form
-starting with a stopword ("of generic drugs" for OGD).
+package) over each document's text. Left out: an acronym that more than a
+quarter of the documents use (FDA, ICH: common vocabulary, whose expansion adds
+latency and no discrimination), one that is also a Roman numeral ("Paragraph
+IV" is not "intravenous"), and a long form starting with a stopword ("of
+generic drugs" for OGD).
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from ..store.search import ChunkSearch
 from ..text import STOPWORDS
 
 UBIQUITOUS_SHARE = 0.25
@@ -50,7 +48,8 @@ def _span(pattern: str, haystack: str) -> tuple[int, int] | None:
 
 
 def build_map(documents: dict[str, str]) -> AcronymMap:
-    """Per short form, the long form most documents give it; ubiquitous and plural duplicates dropped."""
+    """Per short form, the long form most documents give it (alphabetically first on a tie: the same map whatever
+    order the documents come in); ubiquitous acronyms left out."""
     from abbreviations import schwartz_hearst
 
     defined_in: dict[str, Counter] = defaultdict(Counter)
@@ -61,8 +60,8 @@ def build_map(documents: dict[str, str]) -> AcronymMap:
             if _usable(short, long):
                 defined_in[short][long.lower()] += 1
     limit = UBIQUITOUS_SHARE * len(documents)
-    return AcronymMap({short: longs.most_common(1)[0][0] for short, longs in sorted(defined_in.items())
-                       if _used_in(short, documents.values()) <= limit})
+    return AcronymMap({short: min(longs, key=lambda long: (-longs[long], long))
+                       for short, longs in sorted(defined_in.items()) if _used_in(short, documents.values()) <= limit})
 
 
 def _used_in(short: str, bodies) -> int:
@@ -75,17 +74,3 @@ def _usable(short: str, long: str) -> bool:
     return (re.fullmatch(r"[A-Za-z][A-Za-z0-9]{1,7}", short) is not None and sum(c.isupper() for c in short) >= 2
             and not _ROMAN.fullmatch(short) and re.fullmatch(r"[\w ,&'’-]+", long) is not None
             and 1 <= len(long.split()) <= 8 and long.split()[0].lower() not in STOPWORDS)
-
-
-_cache: dict[tuple[str, str], AcronymMap] = {}
-_cache_lock = threading.Lock()
-
-
-def corpus_acronyms(search: ChunkSearch) -> AcronymMap:
-    """The map of the index ``search`` reads, rebuilt when its index version changes (one per database)."""
-    key = (str(search.engine.url), search.index_version())
-    with _cache_lock:
-        if key not in _cache:
-            _cache.clear()
-            _cache[key] = build_map(search.document_texts())
-        return _cache[key]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .acronyms import AcronymMap
+from .lexicon import CorpusLexicon
 
 
 @dataclass(frozen=True)
@@ -22,10 +22,10 @@ EXPANSION_RULES: tuple[ExpansionRule, ...] = (
 
 
 def expand_query(query: str, rules: tuple[ExpansionRule, ...] = EXPANSION_RULES,
-                 acronyms: AcronymMap | None = None) -> list[str]:
+                 lexicon: CorpusLexicon | None = None) -> list[str]:
     """The original query always, then one variant per matching rule with the terms it lacks (case-insensitive),
-    then one with the other form of each acronym the corpus defines (qa-v1.1: "PAT" also searches "process
-    analytical technology", "bioavailability" also "BA")."""
+    then one in the corpus' own words (qa-v1.1): typos in its spelling, acronyms it defines in both forms ("PAT"
+    also searches "process analytical technology", "bioavailability" also "BA")."""
     variants = [query]
     lowered = query.lower()
     for rule in rules:
@@ -33,7 +33,7 @@ def expand_query(query: str, rules: tuple[ExpansionRule, ...] = EXPANSION_RULES,
             missing = [term for term in rule.adds if term.lower() not in lowered]
             if missing:
                 variants.append(" ".join([query, *missing]))
-    other_forms = acronyms.additions(query) if acronyms else []
-    if other_forms:
-        variants.append(" ".join([query, *other_forms]))
+    in_corpus_words = lexicon.variant(query) if lexicon else None
+    if in_corpus_words:
+        variants.append(in_corpus_words)
     return variants

@@ -6,7 +6,7 @@ from ..embedding import Embedder
 from ..models import Fact, FactsRecord, QuestionEvent, RetrievalTrace
 from ..policy import Policy, RetrievalPolicy
 from ..store import ChunkSearch
-from .acronyms import corpus_acronyms
+from .lexicon import corpus_lexicon
 from .candidates import gather
 from .expansion import expand_query
 from .selection import Selection, select
@@ -15,7 +15,7 @@ from .selection import Selection, select
 def search_chunks(query: str, scope: str, k: int, index: ChunkSearch, embedder: Embedder,
                   rp: RetrievalPolicy) -> tuple[Selection, RetrievalTrace]:
     """The one retrieval path shared by the retrieve agent and the GroundingPack builder."""
-    variants = expand_query(query, acronyms=corpus_acronyms(index) if rp.expand_acronyms else None)
+    variants = expand_query(query, lexicon=corpus_lexicon(index) if rp.corpus_variant else None)
     candidates = gather(variants, embedder.embed(variants), scope, index, rp, k)
     selection = select(candidates, query, k, rp)
     stages = [*candidates.trace.stages, *(["mmr"] if rp.use_mmr else [])]

@@ -1,7 +1,9 @@
-"""Acronyms the corpus defines, and the query variant they add (qa-v1.1)."""
+"""The corpus lexicon (its acronyms and its spelling) and the query variant it adds (qa-v1.1)."""
 
 from citestream.retrieval.acronyms import AcronymMap, build_map
 from citestream.retrieval.expansion import expand_query
+from citestream.retrieval.lexicon import build_lexicon
+from citestream.retrieval.spelling import build_spelling
 
 DOCS = {
     "ba": "Bioavailability (BA) is assessed in vivo. BA data support the application.",
@@ -38,11 +40,26 @@ def test_a_long_form_inside_a_longer_one_does_not_count():
     assert acronyms.additions("When is an abbreviated new drug application filed?") == ["ANDA"]
 
 
-def test_expansion_adds_one_variant_with_the_other_forms_after_the_table_rules():
-    acronyms = build_map(DOCS)
-    assert expand_query("What is PAT?", acronyms=acronyms) == ["What is PAT?",
-                                                                "What is PAT? process analytical technology"]
+def test_a_typo_is_read_as_the_corpus_spelling_and_unknown_words_stay():
+    spelling = build_spelling({"d": "Bioavailability is defined as the rate of absorption. Define it; defined twice."})
+    assert spelling.correct("How does FDA defin bioavailabilty?") == "How does FDA defin bioavailability?"  # defin:
+    # the stem of a word the corpus uses (define, defined), so known
+    assert spelling.correct("Which blockchain ledger?") == "Which blockchain ledger?"  # near no corpus word
+    assert spelling.correct("rate of absorbtion") == "rate of absorption"
+    assert spelling.suggestion("defined") is None and spelling.suggestion("abc") is None  # known / too short
+    assert spelling.suggestion("defines") is None  # an inflection of a known word is not a typo
+    english = build_spelling({"d": "The leading cause."}, english=frozenset({"leaving"}))
+    assert english.correct("leaving aside") == "leaving aside"  # a common English word is not a typo
+    assert build_spelling({"d": "The leading cause."}).correct("leaving aside") == "leading aside"
+
+
+def test_expansion_adds_one_variant_in_the_corpus_words_after_the_table_rules():
+    lexicon = build_lexicon(DOCS)
+    assert expand_query("What is PAT?", lexicon=lexicon) == ["What is PAT?",
+                                                            "What is PAT? process analytical technology"]
     assert expand_query("What is PAT?") == ["What is PAT?"]
-    variants = expand_query("Is continuous processing PAT-based? Does PAT apply?", acronyms=acronyms)
+    assert expand_query("Is bioavailibility assessed?", lexicon=lexicon)[1] == "Is bioavailability assessed? BA"
+    assert expand_query("Is it in writing?", lexicon=lexicon) == ["Is it in writing?"]  # nothing to add
+    variants = expand_query("Is continuous processing PAT-based? Does PAT apply?", lexicon=lexicon)
     assert variants[1].endswith("continuous manufacturing ICH Q13")
     assert variants[2].endswith("process analytical technology")

@@ -1,0 +1,48 @@
+"""What retrieval learns from the corpus itself: its acronyms and its spelling, for one more query variant.
+
+Both are built from each document's text in Postgres, once per index version
+(an ingest changes the version), so every worker uses the same lexicon.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from ..store.search import ChunkSearch
+from .acronyms import AcronymMap, build_map
+from .spelling import Spelling, build_spelling
+
+
+@dataclass(frozen=True)
+class CorpusLexicon:
+    acronyms: AcronymMap
+    spelling: Spelling
+
+    def variant(self, query: str) -> str | None:
+        """``query`` spelt as the corpus spells it, plus the other form of its acronyms; None if that adds nothing.
+
+        "How does FDA defin bioavailabilty?" → "How does FDA define bioavailability? BA"."""
+        corrected = self.spelling.correct(query)
+        variant = " ".join([corrected, *self.acronyms.additions(corrected)])
+        return variant if variant != query else None
+
+
+def build_lexicon(documents: dict[str, str]) -> CorpusLexicon:
+    from ..embedding import wordpiece_words
+
+    return CorpusLexicon(build_map(documents), build_spelling(documents, wordpiece_words()))
+
+
+_cache: dict[tuple[str, str], CorpusLexicon] = {}
+_cache_lock = threading.Lock()
+
+
+def corpus_lexicon(search: ChunkSearch) -> CorpusLexicon:
+    """The lexicon of the index ``search`` reads, rebuilt when its index version changes."""
+    key = (str(search.engine.url), search.index_version())
+    with _cache_lock:
+        if key not in _cache:
+            _cache.clear()
+            _cache[key] = build_lexicon(search.document_texts())
+        return _cache[key]
