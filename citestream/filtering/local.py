@@ -8,8 +8,8 @@ Rules (general, measured on the shape of the corpus, never on known questions):
   real prose is kept); tables of contents (two or more dot leaders, or one
   with a "table of contents" heading); contact boilerplate (two or more of e-mail,
   web address, phone number: "additional copies are available from ...");
-  a title page (at least half its words in disclaimer sentences: "This guidance
-  represents the current thinking ... is not binding ...");
+  a title page (at least three quarters of its words in disclaimer sentences:
+  "This guidance represents the current thinking ... is not binding ...");
 * relevance: the fact must share a content term (stemmed, no stopwords; a
   6-letter shared prefix also matches, so "bioavailabilty" finds
   "bioavailability") with the question, and when the question has two or

@@ -157,8 +157,9 @@ def name_terms(pdf: str) -> set[str]:
 
 # Questions whose answer must carry its unit: a sentence without one cannot answer them, however related.
 _CURRENCY_QUESTION = re.compile(  # asks for an amount, not about a fee program
-    r"\bhow much\b.{0,60}\b(?:fees?|costs?|pay|charged?|price)\b|\bwhat (?:is|are) the (?:[\w-]+ ){0,4}(?:fees?|costs?|price)\b"
-    r"|\bin (?:US |U\.S\. )?(?:dollars|USD|euros?)\b", re.IGNORECASE)
+    r"\bhow much\b.{0,60}\b(?:fees?|costs?|pay|charged?|price)\b"
+    r"|\bwhat (?:is|are) the (?:[\w-]+ ){0,4}(?:fees?|costs?|price)\b|\bin (?:US |U\.S\. )?(?:dollars|USD|euros?)\b",
+    re.IGNORECASE)
 _CURRENCY = re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(?:million |billion )?(?:US )?(?:dollars|USD|EUR|euros?)\b",
                        re.IGNORECASE)
 _PERCENT_QUESTION = re.compile(r"\b(?:what|which) (?:\w+ ){0,3}(?:percentage|percent)\b", re.IGNORECASE)

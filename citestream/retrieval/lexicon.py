@@ -22,7 +22,7 @@ class CorpusLexicon:
     def variant(self, query: str) -> str | None:
         """``query`` spelt as the corpus spells it, plus the other form of its acronyms; None if that adds nothing.
 
-        "How does FDA defin bioavailabilty?" → "How does FDA define bioavailability? BA"."""
+        "Is bioavailabilty assessed?" → "Is bioavailability assessed? BA"."""
         corrected = self.spelling.correct(query)
         variant = " ".join([corrected, *self.acronyms.additions(corrected)])
         return variant if variant != query else None
