@@ -47,15 +47,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from ..assembly.evidence import EvidenceBlock, parse_evidence
 from ..policy import PROMPT_REFUSAL_LOCK
 from ..text import DISCLAIMER, GENERIC_TERMS, STOPWORDS, file_name_words, matching_terms, split_sentences, words
 from ..validation import is_injection
 from .base import LLMReply
 
-_HEADER = re.compile(
-    r"^\[(?P<anchor>C\d+) \| chunk_id=(?P<chunk_id>[^|]+) \| knowledge_id=(?P<kid>[^|]+) \| "
-    r"source=(?P<pdf>.+)#page=(?P<page>\d+)\]$"
-)
 _QUANTITY_QUESTION = re.compile(
     r"\b(how (?:much|many|long|often|soon|large|high|low)|when|what (?:percentage|percent|proportion|rate|number|"
     r"year|date|dose|amount)|by how|within what|what is the (?:maximum|minimum|limit|threshold))\b",
@@ -203,26 +200,11 @@ def answer_type_fits(question: str):
     return None
 
 
-@dataclass(frozen=True)
-class EvidenceBlock:
-    anchor: str
-    chunk_id: str
-    pdf: str
-    page: int
-    text: str
-
-
 def parse_prompt(prompt_text: str) -> tuple[list[EvidenceBlock], str]:
     """Evidence blocks and the question from a PROMPT_V1 prompt (headers only ever start a line)."""
     evidence_part = prompt_text.split("### EVIDENCE\n", 1)[1].split("\n### END EVIDENCE", 1)[0]
     question = prompt_text.split("### USER QUESTION\n", 1)[1].split("\n\n### OUTPUT FORMAT", 1)[0].strip()
-    blocks: list[EvidenceBlock] = []
-    lines = evidence_part.split("\n")
-    for header, body in zip(lines[0::2], lines[1::2]):
-        m = _HEADER.match(header)
-        if m:
-            blocks.append(EvidenceBlock(m["anchor"], m["chunk_id"], m["pdf"], int(m["page"]), body))
-    return blocks, question
+    return parse_evidence(evidence_part), question
 
 
 LIST_ITEMS = 6

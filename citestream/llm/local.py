@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import threading
 from pathlib import Path
 
+from ..assembly.evidence import parse_evidence
 from ..policy import PROMPT_REFUSAL_LOCK
 from .base import LLMError, LLMReply
 
@@ -71,11 +71,6 @@ PHASE_C_SCHEMA: dict = {
 }
 REPLY_SCHEMA: dict = {"anyOf": [PHASE_C_SCHEMA, {"const": PROMPT_REFUSAL_LOCK}]}
 
-# An evidence header of the prompt (citestream.assembly.evidence.header): anchor, chunk id, source pdf#page.
-_HEADER = re.compile(r"^\[(?P<anchor>C\d+) \| chunk_id=(?P<chunk_id>[^|]+) \| knowledge_id=[^|]+ \| "
-                     r"source=(?P<pdf>.+)#page=(?P<page>\d+)\]$", re.MULTILINE)
-
-
 # One sentence, its marker last: no full stop, ? or ! followed by a space before the marker (R5 would split
 # there and find the first part uncited; seen: the 0.5B Qwen wrote the answer, then ran on to the token limit),
 # no brackets, and no quote or backslash (the grammar writes the JSON string's characters raw).
@@ -85,20 +80,20 @@ _SENTENCE = r'^([^\[\]\n"\\.?!]|[.?!][^ \[\]\n"\\])+[.?!]? \[ANCHOR\]$'
 def reply_schema(prompt_text: str) -> dict:
     """The reply grammar for this prompt: rows keyed by the facts it shows (``REPLY_SCHEMA`` if it shows none)."""
     evidence = prompt_text.partition("### EVIDENCE\n")[2].partition("\n### END EVIDENCE")[0]
-    facts = {m["anchor"]: m for m in _HEADER.finditer(evidence)}
+    facts = {block.anchor: block for block in parse_evidence(evidence)}
     if not facts:
         return REPLY_SCHEMA
     rows = [{
         "type": "object",
         "properties": {
             "sentence": {"type": "string", "pattern": _SENTENCE.replace("ANCHOR", anchor)},
-            "pdf": {"const": m["pdf"]},
-            "page": {"const": int(m["page"])},
-            "chunk_id": {"const": m["chunk_id"]},
+            "pdf": {"const": block.pdf},
+            "page": {"const": block.page},
+            "chunk_id": {"const": block.chunk_id},
         },
         "required": ["sentence", "pdf", "page", "chunk_id"],
         "additionalProperties": False,
-    } for anchor, m in facts.items()]
+    } for anchor, block in facts.items()]
     answer = {**PHASE_C_SCHEMA, "properties": {**PHASE_C_SCHEMA["properties"], "answer_sentences": {
         "type": "array", "maxItems": 6, "items": {"anyOf": rows}}}}
     return {"anyOf": [answer, {"const": PROMPT_REFUSAL_LOCK}]}
