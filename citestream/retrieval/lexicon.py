@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from ..store.search import ChunkSearch
+from ..store import ChunkSearch, ChunkStore
 from .acronyms import AcronymMap, build_map
 from .spelling import Spelling, build_spelling
 
@@ -40,7 +40,7 @@ _cache_lock = threading.Lock()
 
 def corpus_lexicon(search: ChunkSearch) -> CorpusLexicon:
     """The lexicon of the index ``search`` reads, rebuilt when its index version changes."""
-    key = (str(search.engine.url), search.index_version())
+    key = (str(search.engine.url), ChunkStore(search.engine).index_version())
     with _cache_lock:
         if key not in _cache:
             _cache.clear()

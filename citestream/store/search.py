@@ -119,11 +119,6 @@ class ChunkSearch:
         if not self.exists():
             raise IndexMissing("the chunks collection does not exist (database missing or not migrated)")
 
-    def index_version(self) -> str:
-        """``idx-<n>``: changes whenever an ingest changes the index (the key of anything derived from it)."""
-        with self.engine.connect() as conn:
-            return f"idx-{conn.execute(text('SELECT max(version) FROM index_versions')).scalar_one() or 0}"
-
     def document_texts(self) -> dict[str, str]:
         """Each document's text: its parents joined (children for a document without parents)."""
         sql = text("SELECT doc_id, string_agg(text, ' ' ORDER BY chunk_id) FROM chunks "
