@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..text import STOPWORDS
 
@@ -23,6 +23,11 @@ _ROMAN = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3
 @dataclass(frozen=True)
 class AcronymMap:
     long_of: dict[str, str]   # "BA" -> "bioavailability"
+    _forms: list[tuple[str, str, re.Pattern, re.Pattern]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:  # compiled once: ``additions`` runs on every question
+        object.__setattr__(self, "_forms", [(short, long, _whole_word(short), _whole_word(long))
+                                            for short, long in self.long_of.items()])
 
     def additions(self, query: str) -> list[str]:
         """The other form of every acronym or long form in ``query`` that the query lacks, in query order.
@@ -31,20 +36,20 @@ class AcronymMap:
         does not count."""
         lowered = query.lower()
         found: list[tuple[int, int, str]] = []  # (start, end, the form to add)
-        for short, long in self.long_of.items():
-            at_short = _span(rf"(?<![\w-]){re.escape(short)}(?![\w-])", query)
-            at_long = _span(rf"(?<![\w-]){re.escape(long)}(?![\w-])", lowered)
+        for short, long, short_pattern, long_pattern in self._forms:
+            at_short = short_pattern.search(query)
+            at_long = long_pattern.search(lowered)
             if at_short and not at_long:
-                found.append((*at_short, long))
+                found.append((*at_short.span(), long))
             elif at_long and not at_short:
-                found.append((*at_long, short))
+                found.append((*at_long.span(), short))
         return [add for start, end, add in sorted(found)
                 if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in found)]
 
 
-def _span(pattern: str, haystack: str) -> tuple[int, int] | None:
-    m = re.search(pattern, haystack)
-    return m.span() if m else None
+def _whole_word(form: str) -> re.Pattern:
+    """``form`` not inside a longer word or hyphenated compound ("PAT" but not "PAT-based")."""
+    return re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])")
 
 
 def build_map(documents: dict[str, str]) -> AcronymMap:
@@ -65,7 +70,7 @@ def build_map(documents: dict[str, str]) -> AcronymMap:
 
 
 def _used_in(short: str, bodies) -> int:
-    pattern = re.compile(rf"(?<![\w-]){re.escape(short)}(?![\w-])")
+    pattern = _whole_word(short)
     return sum(bool(pattern.search(body)) for body in bodies)
 
 
