@@ -63,6 +63,8 @@ class Reconciler:
     next_offset: dict[TopicPartition, int] = field(default_factory=dict)
     redriven: int = 0
     failed: int = 0
+    last_activity: float = field(default_factory=time.time)  # when the workers were last seen doing anything
+    last_consumed: dict[TopicPartition, int] = field(default_factory=dict)
 
     def observe(self, message) -> None:
         tp = TopicPartition(message.topic, message.partition)
@@ -89,25 +91,35 @@ class Reconciler:
         return commit
 
     def sweep(self, now: float | None = None, consumed: dict[TopicPartition, int] | None = None,
-              ) -> tuple[list[OpenQuestion], list[OpenQuestion]]:
+              workers_present: bool = True) -> tuple[list[OpenQuestion], list[OpenQuestion]]:
         """Close answered questions; return (to re-drive, to answer as failed) among the overdue ones.
 
         ``consumed`` is the worker group's committed offset per partition: a question the workers have not
-        reached yet is queued, not lost, and is left alone however old it is.
+        reached yet is queued and left alone, unless the group has members that have done nothing (no offset
+        moved, no question progressed) for ``reconcile_after_s``: then its partition is not being fetched.
         """
         now = time.time() if now is None else now
         consumed = consumed or {}
+        after = self.settings.reconcile_after_s
+        if consumed != self.last_consumed:
+            self.last_consumed, self.last_activity = dict(consumed), now
         known = self.tracker.outcomes(list(self.open))
-        redrive, give_up = [], []
-        for rid, entry in list(self.open.items()):
+        for rid in list(self.open):
             row = known.get(rid)
             if row and row["outcome"]:
                 del self.open[rid]
+                self.last_activity = now
+            elif row:
+                self.last_activity = max(self.last_activity, row["updated_at"].timestamp())
+        queue_stalled = workers_present and now - self.last_activity >= after
+        redrive, give_up = [], []
+        for rid, entry in self.open.items():
+            row = known.get(rid)
+            queued = any(tp in consumed and offset >= consumed[tp] for tp, offset in entry.offsets[-1:])
+            if queued and not queue_stalled:
                 continue
-            if any(tp in consumed and offset >= consumed[tp] for tp, offset in entry.offsets[-1:]):
-                continue  # still waiting in the queue
             last_progress = max(entry.seen_at, row["updated_at"].timestamp() if row else 0.0)
-            if now - last_progress < self.settings.reconcile_after_s:
+            if now - last_progress < after:
                 continue
             if row and row["redrives"] >= self.settings.reconcile_max_redrives:
                 give_up.append(entry)
@@ -154,19 +166,21 @@ async def run(settings: Settings | None = None, *, once_idle_s: float | None = N
         await consumer.stop()
 
 
-async def _worker_positions(settings: Settings) -> dict[TopicPartition, int]:
-    """Committed offsets of the worker group on `questions` (empty when unknown)."""
+async def _worker_group(settings: Settings) -> tuple[dict[TopicPartition, int], bool]:
+    """The worker group's committed offsets on `questions` (empty when unknown) and whether it has members."""
     from aiokafka.admin import AIOKafkaAdminClient
 
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
     try:
         await admin.start()
         offsets = await admin.list_consumer_group_offsets(settings.app_id)
+        described = await admin.describe_consumer_groups([settings.app_id])
+        members = any(group["members"] for response in described for group in response.to_object()["groups"])
         return {tp: meta.offset for tp, meta in offsets.items()
-                if tp.topic == settings.topic("questions") and meta.offset >= 0}
+                if tp.topic == settings.topic("questions") and meta.offset >= 0}, members
     except Exception as exc:  # an older broker or a transient error: fall back to time alone
         log.debug("worker group offsets unavailable: %s", exc)
-        return {}
+        return {}, False
     finally:
         await admin.close()
 
@@ -181,8 +195,8 @@ def redrive_partition(entry: OpenQuestion, count: int, partitions: list[int]) ->
 
 async def _sweep(rec: Reconciler, producer: AIOKafkaProducer, consumer: AIOKafkaConsumer) -> None:
     try:
-        consumed = await _worker_positions(rec.settings)
-        redrive, give_up = await asyncio.to_thread(rec.sweep, None, consumed)
+        consumed, workers_present = await _worker_group(rec.settings)
+        redrive, give_up = await asyncio.to_thread(rec.sweep, None, consumed, workers_present)
     except Exception as exc:  # database away: try again next sweep
         log.error("reconciler cannot read requests (%s); retrying next sweep", exc)
         return

@@ -10,7 +10,7 @@ from collections import Counter
 
 from citestream.client import read_topic
 from citestream.config import Settings
-from citestream.reconcile import Reconciler, run
+from citestream.reconcile import OpenQuestion, Reconciler, run
 from citestream.store import RequestTracker
 
 from .reliability_support import make_questions, publish
@@ -90,6 +90,40 @@ def test_restarted_reconciler_resumes_from_the_oldest_open_question(settings, da
 
     rec = asyncio.run(scenario())
     assert set(rec.open) == {second.request_id}
+
+
+def test_queued_questions_are_left_alone_until_the_workers_idle_beside_them(settings, database, engine):
+    """Queued is not lost, but a partition no worker fetches must not hold a question forever."""
+    from aiokafka import TopicPartition
+
+    s = _settings(settings, reconcile_after_s=60.0)
+    (question,) = make_questions(1, "queued")
+    tp = TopicPartition(s.topic("questions"), 0)
+    start = 1_000_000.0
+
+    def reconciler() -> Reconciler:
+        rec = Reconciler(s, RequestTracker(engine), last_activity=start)
+        rec.open[question.request_id] = OpenQuestion(question.request_id.encode(), b"{}", question,
+                                                     seen_at=start, offsets=[(tp, 5)])
+        return rec
+
+    def redriven(rec: Reconciler, at: float, consumed: int, workers_present: bool = True, elsewhere: int = 0) -> bool:
+        offsets = {tp: consumed, TopicPartition(tp.topic, 1): elsewhere}
+        redrive, give_up = rec.sweep(start + at, offsets, workers_present)
+        return [e.question.request_id for e in redrive + give_up] == [question.request_id]
+
+    rec = reconciler()
+    assert not redriven(rec, 30, 3), "young and queued"
+    assert not redriven(rec, 80, 3), "the group's offset was last seen moving at 30 s: 50 s idle is not a stall"
+    assert redriven(rec, 91, 3), "no offset moved and no question progressed for reconcile_after_s"
+
+    rec = reconciler()
+    for at in range(0, 600, 50):  # a group that keeps consuming another partition is busy, not stalled
+        assert not redriven(rec, at, 3, elsewhere=at)
+
+    rec = reconciler()
+    redriven(rec, 0, 3)
+    assert not redriven(rec, 600, 3, workers_present=False), "no workers at all: queued, waiting for them"
 
 
 async def _observe_once(s: Settings) -> Reconciler:
