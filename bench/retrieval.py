@@ -10,6 +10,8 @@ expected (pdf, page) pairs. Printed per mode and golden set:
 - fallback: share of items that needed the 0.18 fallback
 - p50/p99 latency of one retrieval (embedding + SQL + fusion + MMR), milliseconds
 
+then the same over all golden sets pooled.
+
 Run: ``python -m bench.retrieval`` (ingests ../shared/corpus into the bench database once).
 """
 
@@ -25,6 +27,7 @@ from citestream.policy import RetrievalPolicy
 from citestream.retrieval import search_chunks
 from citestream.retrieval.candidates import gather
 from citestream.retrieval.expansion import expand_query
+from citestream.retrieval.lexicon import corpus_lexicon
 from citestream.store import ChunkSearch, engine_for
 
 from ._support import ensure_corpus, percentile
@@ -50,25 +53,42 @@ def _reciprocal_rank(pages: list[tuple[str, int]], expected: set[tuple[str, int]
     return next((1.0 / rank for rank, key in enumerate(pages, start=1) if key in expected), 0.0)
 
 
-def evaluate(items: list[dict], search: ChunkSearch, embedder, rp: RetrievalPolicy) -> dict:
-    recall = mrr = fused_mrr = fallbacks = 0.0
-    latencies: list[float] = []
+def evaluate(items: list[dict], search: ChunkSearch, embedder, rp: RetrievalPolicy) -> list[dict]:
+    """Per item: hit (recall@8), reciprocal rank in the returned and in the fused order, fallback, latency."""
+    lexicon = corpus_lexicon(search) if rp.corpus_variant else None
+    rows = []
     for item in items:
         expected = {(e["pdf"], int(e["page"])) for e in item["expected"]}
         scope = item.get("scope") or "MIXED"
         started = time.perf_counter()
         selection, _ = search_chunks(item["question"], scope, TOP_K, search, embedder, rp)
-        latencies.append((time.perf_counter() - started) * 1000)
+        latency_ms = (time.perf_counter() - started) * 1000
         returned = [(h.pdf, h.page) for h in selection.hits]
-        recall += any(key in expected for key in returned)
-        mrr += _reciprocal_rank(returned, expected)
-        fallbacks += selection.fallback_used
-        variants = expand_query(item["question"])
+        variants = expand_query(item["question"], lexicon=lexicon)  # the variants search_chunks used
         fused = gather(variants, embedder.embed(variants), scope, search, rp, TOP_K).hits[:TOP_K]
-        fused_mrr += _reciprocal_rank([(h.pdf, h.page) for h in fused], expected)
-    n = max(len(items), 1)
-    return {"items": len(items), "recall@8": recall / n, "mrr": mrr / n, "fused_mrr": fused_mrr / n,
-            "fallback_rate": fallbacks / n, "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99)}
+        rows.append({"hit": any(key in expected for key in returned), "rr": _reciprocal_rank(returned, expected),
+                     "fused_rr": _reciprocal_rank([(h.pdf, h.page) for h in fused], expected),
+                     "fallback": selection.fallback_used, "ms": latency_ms})
+    return rows
+
+
+def summarise(rows: list[dict]) -> dict:
+    n = max(len(rows), 1)
+    latencies = [r["ms"] for r in rows]
+    return {"items": len(rows), "recall@8": sum(r["hit"] for r in rows) / n, "mrr": sum(r["rr"] for r in rows) / n,
+            "fused_mrr": sum(r["fused_rr"] for r in rows) / n, "fallback_rate": sum(r["fallback"] for r in rows) / n,
+            "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99)}
+
+
+def print_table(title: str, results: dict[str, list[dict]]) -> None:
+    print(f"\n{title}, top_k={TOP_K}")
+    header = f"{'mode':<28}{'recall@8':>10}{'MRR':>8}{'fused MRR':>11}{'fallback':>10}{'p50 ms':>9}{'p99 ms':>9}"
+    print(header)
+    print("-" * len(header))
+    for name, rows in results.items():
+        r = summarise(rows)
+        print(f"{name:<28}{r['recall@8']:>10.3f}{r['mrr']:>8.3f}{r['fused_mrr']:>11.3f}"
+              f"{r['fallback_rate']:>10.3f}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}")
 
 
 def main() -> None:
@@ -78,16 +98,14 @@ def main() -> None:
     sets = [p for p in sorted(GOLDEN.glob("golden_set*.jsonl"))]
     if not sets:
         raise SystemExit(f"no golden sets under {GOLDEN}")
+    pooled: dict[str, list[dict]] = {name: [] for name in MODES}
     for path in sets:
         items = load_items(path)
-        print(f"\n{path.name}: {len(items)} answerable items with expected pages, top_k={TOP_K}")
-        header = f"{'mode':<28}{'recall@8':>10}{'MRR':>8}{'fused MRR':>11}{'fallback':>10}{'p50 ms':>9}{'p99 ms':>9}"
-        print(header)
-        print("-" * len(header))
-        for name, rp in MODES.items():
-            r = evaluate(items, search, embedder, rp)
-            print(f"{name:<28}{r['recall@8']:>10.3f}{r['mrr']:>8.3f}{r['fused_mrr']:>11.3f}"
-                  f"{r['fallback_rate']:>10.3f}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}")
+        results = {name: evaluate(items, search, embedder, rp) for name, rp in MODES.items()}
+        print_table(f"{path.name}: {len(items)} answerable items with expected pages", results)
+        for name, rows in results.items():
+            pooled[name] += rows
+    print_table(f"all golden sets: {len(pooled['dense only'])} answerable items", pooled)
 
 
 if __name__ == "__main__":
