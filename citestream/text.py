@@ -41,9 +41,16 @@ def stem(word: str) -> str:
     return word
 
 
+# A statute, regulation or guideline cited with its subsections: "505(b)(2)", "314.94(a)(8)", "Q8(R2)".
+_CITATION = re.compile(r"(?<![\w.])[a-z]?\d+(?:\.\d+)*[a-z]?(?:\([a-z0-9]{1,4}\))+")
+
+
 def content_terms(text: str) -> set[str]:
-    """Stemmed words that carry meaning (no stopwords, no one-letter tokens)."""
-    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+    """Stemmed words that carry meaning (no stopwords, no one-letter tokens), and every cited provision whole:
+    "505(b)(2)" and "505(b)(1)" share the word "505" but are different provisions."""
+    normalized = normalize(text)
+    terms = {stem(w) for w in _WORD.findall(normalized) if w not in STOPWORDS and len(w) > 1}
+    return terms | set(_CITATION.findall(normalized))
 
 
 def split_sentences(text: str) -> list[str]:

@@ -8,7 +8,7 @@ from citestream.llm.extractive import focus_terms, required_unit, spelled_as_evi
 from citestream.models.assembly import SelectedEvidence
 from citestream.policy import PROMPT_REFUSAL_LOCK
 from citestream.prompt import render_prompt
-from citestream.text import split_sentences
+from citestream.text import content_terms, split_sentences
 from citestream.validation import grounding
 
 
@@ -39,6 +39,16 @@ def test_a_definition_question_prefers_the_sentence_written_as_a_definition():
                   "Bioavailability studies in the guidance are important for bioavailability programs of sponsors. "
                   "Bioavailability means the rate and extent to which the active ingredient is absorbed.")
     assert said(rows).startswith("Bioavailability means")
+
+
+def test_a_cited_provision_is_one_term_so_its_neighbour_does_not_answer_for_it():
+    assert {"505(b)(2)", "314.94(a)(8)", "q8(r2)"} <= content_terms("505(b)(2) and 21 CFR 314.94(a)(8) under ICH Q8(R2)")
+    rows = answer("What distinguishes a 505(b)(2) application from a stand-alone NDA?",
+                  "A 505(b)(1) application, also known as a stand-alone NDA, is an application that contains full "
+                  "reports of investigations of safety and effectiveness conducted by the applicant. "
+                  "A 505(b)(2) application is an NDA in which some of the information needed for approval comes "
+                  "from studies not conducted by or for the applicant.")
+    assert said(rows).startswith("A 505(b)(2) application")
 
 
 def test_front_matter_never_answers():
