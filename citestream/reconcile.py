@@ -199,6 +199,7 @@ async def _sweep(rec: Reconciler, producer: AIOKafkaProducer, consumer: AIOKafka
         redrive, give_up = await asyncio.to_thread(rec.sweep, None, consumed, workers_present)
     except Exception as exc:  # database away: try again next sweep
         log.error("reconciler cannot read requests (%s); retrying next sweep", exc)
+        rec.last_activity = time.time()  # workers waiting for Postgres are not idle: give them a period after it
         return
     settings = rec.settings
     partitions = sorted(await producer.partitions_for(settings.topic("questions")))
