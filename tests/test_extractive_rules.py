@@ -113,6 +113,15 @@ def test_a_typo_is_read_as_the_evidence_spelling():
     assert "rate and extent" in said(rows)
 
 
+def test_short_typos_are_read_as_the_evidence_spells_them():
+    """Typos early in a word ("sytem", "efective") share no six-letter prefix: the edit-distance rule of the
+    retrieve stage, applied to the evidence's words, reads them."""
+    rows = answer("What is the efective date that defnes a legacy sytem under the rule?",
+                  "The rule treats legacy records differently from new records. "
+                  "The effective date that defines such a system is August 20, 1997.")
+    assert said(rows).startswith("The effective date")
+
+
 def test_the_document_named_in_the_question_counts_for_its_own_sentences():
     rows = answer("What is a design space according to ICH Q8?",
                   "Design space is the combination of input variables shown to assure quality.",
