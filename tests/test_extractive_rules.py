@@ -51,6 +51,13 @@ def test_a_cited_provision_is_one_term_so_its_neighbour_does_not_answer_for_it()
     assert said(rows).startswith("A 505(b)(2) application")
 
 
+def test_a_definition_must_define_what_was_asked_about():
+    rows = answer("What is a design space?",
+                  "This guidance is a revision of the design space guidance published in May 2006. "
+                  "Design Space: The multidimensional combination of input variables that assures quality.")
+    assert said(rows).startswith("Design Space: The multidimensional")
+
+
 def test_front_matter_never_answers():
     boilerplate = ("This guidance represents the current thinking of the Food and Drug Administration on "
                    "bioresearch monitoring. It does not establish any rights for any person.")

@@ -17,7 +17,8 @@ How it picks sentences (general rules, no list of known questions):
   states a duration or a date ("within 14 days", "August 20, 1997"); a quantity
   question (how much, how many, what percentage, ...) one that states a number;
   a definition question (define, definition, what does X mean, what is a/an X)
-  one written as a definition ("X means", "is defined as", "X: The ...");
+  one written as a definition of a subject term of the question ("X means",
+  "X is defined as", "X: The ...", with X naming what was asked about);
   when some sentence is of that type, only such sentences answer;
 * regulatory front matter ("represents the current thinking", "does not
   establish any rights", "Contains Nonbinding Recommendations", copies and
@@ -207,8 +208,20 @@ def answer_type_fits(question: str):
     if _QUANTITY_QUESTION.search(question):
         return lambda sentence: bool(_HAS_NUMBER.search(sentence))
     if _DEFINITION_QUESTION.search(question):
-        return lambda sentence: bool(_DEFINITION.search(sentence))
+        return defines_subject_of(question)
     return None
+
+
+def defines_subject_of(question: str):
+    """A test for sentences written as a definition of what the question asks about: the defined head (before
+    "means", "is a", ":") names a subject term of the question. "This guidance is a revision of ..." has the
+    form of a definition but defines the guidance, not the design space asked about."""
+    subject = matching_terms(question) - FRAME_TERMS - GENERIC_TERMS
+
+    def fits(sentence: str) -> bool:
+        m = _DEFINITION.search(sentence)
+        return bool(m) and (not subject or bool(subject & matching_terms(m.group(0))))
+    return fits
 
 
 def parse_prompt(prompt_text: str) -> tuple[list[EvidenceBlock], str]:
