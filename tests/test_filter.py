@@ -83,6 +83,9 @@ def test_typos_still_match_and_one_specific_term_is_not_enough_for_off_topic():
     typo = facts_record([fact(0, "Bioavailability is the rate and extent to which the active ingredient is absorbed.")],
                         "How does FDA defin bioavailabilty?")
     assert [f.chunk_id for f in filter_facts(typo, DEFAULT_POLICY).facts] == ["c0"]
+    early = facts_record([fact(0, "Each computer system must require an audit trail.")],
+                         "Does a sytem requre an audt log?")  # typos early in short words: no shared prefix
+    assert [f.chunk_id for f in filter_facts(early, DEFAULT_POLICY).facts] == ["c0"]
     define = facts_record([fact(0, "The term drug means articles intended for use in the diagnosis of disease.")],
                           "How does FDA define a drug?")
     assert [f.chunk_id for f in filter_facts(define, DEFAULT_POLICY).facts] == ["c0"]

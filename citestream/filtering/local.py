@@ -12,7 +12,8 @@ Rules (general, measured on the shape of the corpus, never on known questions):
   "This guidance represents the current thinking ... is not binding ...");
 * relevance: the fact must share a content term (stemmed, no stopwords; a
   6-letter shared prefix also matches, so "bioavailabilty" finds
-  "bioavailability") with the question, and when the question has two or
+  "bioavailability"; the question's typos are first read as the facts spell
+  them, "sytem" as "system": ``retrieval.spelling.as_spelt_in``) with the question, and when the question has two or
   more specific terms, at least one of them: sharing only generic regulatory
   words ("FDA", "guidance", "drug") is not relevance;
 * duplicates: the same normalised similarity key (the first 40 normalised
@@ -28,6 +29,7 @@ import re
 
 from ..models import Fact
 from ..models.filtering import DroppedFact
+from ..retrieval.spelling import as_spelt_in
 from ..text import GENERIC_TERMS, content_terms, disclaimer_share, words
 
 MIN_WORDS = 5
@@ -105,7 +107,7 @@ def matching_terms(question_terms: set[str], quote_terms: set[str]) -> set[str]:
 
 
 def local_filter(question: str, facts: list[Fact], max_context_chunks: int) -> tuple[list[Fact], list[DroppedFact]]:
-    question_terms = content_terms(question)
+    question_terms = content_terms(as_spelt_in(question, [fact.quote for fact in facts]))
     kept: list[Fact] = []
     dropped: list[DroppedFact] = []
     seen: set[str] = set()

@@ -50,7 +50,7 @@ from dataclasses import dataclass, replace
 
 from ..assembly.evidence import EvidenceBlock, parse_evidence
 from ..policy import PROMPT_REFUSAL_LOCK
-from ..retrieval.spelling import build_spelling
+from ..retrieval.spelling import as_spelt_in
 from ..text import DISCLAIMER, GENERIC_TERMS, STOPWORDS, file_name_words, matching_terms, split_sentences, words
 from ..validation import is_injection
 from .base import LLMReply
@@ -142,21 +142,13 @@ def focus_terms(question: str) -> set[str]:
 def spelled_as_evidence(terms: set[str], vocabulary: set[str]) -> set[str]:
     """A question term the evidence never uses but that shares its first six letters with one evidence term
     is read as that term: a word form the light stemmer does not join ("manufacturer" / "manufacturing"), or a
-    typo late in a long word. (Typos anywhere else: ``in_evidence_spelling``.) Dropping this for the edit
+    typo late in a long word. (Typos anywhere else: ``as_spelt_in``.) Dropping this for the edit
     distance rule alone changed 6 answers on the golden sets and cost one citation."""
     out = set()
     for term in terms:
         near = sorted(v for v in vocabulary if len(term) >= PREFIX and v[:PREFIX] == term[:PREFIX])
         out.add(term if term in vocabulary or len(near) != 1 else near[0])
     return out
-
-
-def in_evidence_spelling(question: str, blocks: list[EvidenceBlock]) -> str:
-    """The question with its typos read as the evidence spells the word ("sytem" -> "system"): the same
-    rule the retrieve stage applies against the whole corpus (``retrieval.spelling``)."""
-    from ..embedding import wordpiece_words
-
-    return build_spelling({b.anchor: b.text for b in blocks}, wordpiece_words()).correct(question)
 
 
 def name_terms(pdf: str) -> set[str]:
@@ -287,7 +279,7 @@ class ExtractiveBackend:
         return LLMReply(text=json.dumps(self.reply(chosen), ensure_ascii=False), finish_reason="stop")
 
     def choose(self, blocks: list[EvidenceBlock], question: str) -> list[Candidate]:
-        question = in_evidence_spelling(question, blocks)
+        question = as_spelt_in(question, [b.text for b in blocks])
         block_terms = [matching_terms(b.text) for b in blocks]
         q_terms = spelled_as_evidence(matching_terms(question) - FRAME_TERMS, set().union(*block_terms))
         if not q_terms:
