@@ -34,7 +34,10 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A light suffix stripper: enough to match 'submissions'/'submission', not a linguistic stemmer."""
+    """A light suffix stripper: enough to match 'submissions'/'submission', not a linguistic stemmer. A word in
+    -ss keeps its ending, so 'process' meets 'processes' (both 'process'), not 'proces' beside 'process'."""
+    if word.endswith("ss"):
+        return word
     for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")

@@ -58,6 +58,10 @@ def test_a_definition_must_define_what_was_asked_about():
     assert said(rows).startswith("Design Space: The multidimensional")
 
 
+def test_a_word_in_ss_meets_its_plural():
+    assert content_terms("process business access") == content_terms("processes businesses accesses")
+
+
 def test_front_matter_never_answers():
     boilerplate = ("This guidance represents the current thinking of the Food and Drug Administration on "
                    "bioresearch monitoring. It does not establish any rights for any person.")
