@@ -26,8 +26,6 @@ from citestream.embedding import get_embedder
 from citestream.policy import RetrievalPolicy
 from citestream.retrieval import search_chunks
 from citestream.retrieval.candidates import gather
-from citestream.retrieval.expansion import expand_query
-from citestream.retrieval.lexicon import corpus_lexicon
 from citestream.store import ChunkSearch, engine_for
 
 from ._support import ensure_corpus, percentile
@@ -55,16 +53,15 @@ def _reciprocal_rank(pages: list[tuple[str, int]], expected: set[tuple[str, int]
 
 def evaluate(items: list[dict], search: ChunkSearch, embedder, rp: RetrievalPolicy) -> list[dict]:
     """Per item: hit (recall@8), reciprocal rank in the returned and in the fused order, fallback, latency."""
-    lexicon = corpus_lexicon(search) if rp.corpus_variant else None
     rows = []
     for item in items:
         expected = {(e["pdf"], int(e["page"])) for e in item["expected"]}
         scope = item.get("scope") or "MIXED"
         started = time.perf_counter()
-        selection, _ = search_chunks(item["question"], scope, TOP_K, search, embedder, rp)
+        selection, trace = search_chunks(item["question"], scope, TOP_K, search, embedder, rp)
         latency_ms = (time.perf_counter() - started) * 1000
         returned = [(h.pdf, h.page) for h in selection.hits]
-        variants = expand_query(item["question"], lexicon=lexicon)  # the variants search_chunks used
+        variants = trace.expansions  # the query variants search_chunks searched
         fused = gather(variants, embedder.embed(variants), scope, search, rp, TOP_K).hits[:TOP_K]
         rows.append({"hit": any(key in expected for key in returned), "rr": _reciprocal_rank(returned, expected),
                      "fused_rr": _reciprocal_rank([(h.pdf, h.page) for h in fused], expected),
