@@ -13,9 +13,10 @@ Rules (general, measured on the shape of the corpus, never on known questions):
 * relevance: the fact must share a content term (stemmed, no stopwords; a
   6-letter shared prefix also matches, so "bioavailabilty" finds
   "bioavailability"; the question's typos are first read as the facts spell
-  them, "sytem" as "system": ``retrieval.spelling.as_spelt_in``) with the question, and when the question has two or
-  more specific terms, at least one of them: sharing only generic regulatory
-  words ("FDA", "guidance", "drug") is not relevance;
+  them, "sytem" as "system": ``retrieval.spelling.as_spelt_in``) with the
+  question, and when the question has two or more specific terms, at least
+  one of them: sharing only generic regulatory words ("FDA", "guidance",
+  "drug") is not relevance;
 * duplicates: the same normalised similarity key (the first 40 normalised
   words: case, punctuation, spacing and hyphenation differences vanish) as a
   better-scored fact;
