@@ -15,11 +15,11 @@ GOLDEN_DIR = PROJECT_ROOT / "tests" / "golden"
 BASELINE_SET = GOLDEN_DIR / "golden_set.jsonl"
 PERTURB_SET = GOLDEN_DIR / "golden_set_perturb.jsonl"
 
-Category = Literal["fact", "number", "time_limit", "definition", "list", "yes_no", "exclusion",
+Category = Literal["fact", "number", "time_limit", "definition", "list", "yes_no", "exclusion", "multi_fact",
                    "out_of_domain", "near_miss", "wrong_authority", "false_premise"]
 UNANSWERABLE_CATEGORIES = frozenset({"out_of_domain", "near_miss", "wrong_authority", "false_premise"})
 Perturbation = Literal["paraphrase", "typos", "casing_punctuation", "acronym_expansion", "verbose_preamble",
-                       "negated_context", "targeted_expansion"]
+                       "negated_context", "targeted_expansion", "synonyms", "acronym_contraction"]
 
 
 class PageRef(BaseModel):
@@ -44,6 +44,12 @@ class GoldenItem(BaseModel):
     absent_terms: list[str] = Field(default_factory=list, description="Unanswerable: terms no corpus page holds")
     source_id: str | None = Field(None, description="Perturbations: the golden item perturbed")
     perturbation: Perturbation | None = None
+    kind: Literal["direct", "reworded"] | None = Field(
+        None, description="qa-v2 sets: asked in the documents' words, or reworded (typos, synonyms, acronyms)")
+    must_contain_all: list[list[str]] = Field(
+        default_factory=list, description="Answers that need several facts: one phrase of every group")
+    related: list[PageRef] = Field(
+        default_factory=list, description="Near misses: pages holding the related clause that does not answer")
 
     @property
     def expected_pages(self) -> set[tuple[str, int]]:
