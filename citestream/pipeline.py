@@ -16,8 +16,8 @@ from .validation import validate
 
 
 def answer_inprocess(question: QuestionEvent, deps: Deps) -> ValidatedAnswer:
-    facts = retrieve(question, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy)
+    facts = retrieve(question, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy, deps.relevance)
     relevant = filter_facts(facts, deps.policy)
     prompt = assemble(relevant, deps.policy, deps.tokens.count, deps.tokens.name, deps.embedder.name)
     generation = generate(prompt, deps.llm, deps.ledger, deps.settings.llm_max_attempts)
-    return validate(generation, deps.policy)
+    return validate(generation, deps.policy, deps.relevance)

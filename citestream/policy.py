@@ -85,10 +85,31 @@ class SelectionPolicy:
 
 
 @dataclass(frozen=True)
+class RelevancePolicy:
+    """The relevance model's gates (policy-qa-design-notes Chain 2; qa-v2). Probabilities from the model, each
+    threshold chosen on the dev split of the qa-v2 set (docs/relevance.md) for the shipped model: a different
+    model (``CITESTREAM_RERANKER_MODEL``) needs its own (``CITESTREAM_RELEVANCE_*``)."""
+
+    rerank_pool: int = 16           # fused candidates the model scores per question (rerank_k)
+    backstop: float = 0.10          # best candidate below this: nothing relevant, refuse (the hard backstop)
+    fact_floor: float = 0.05        # Phase B: a fact below this is dropped (NOT_RELEVANT)
+    answer_threshold: float = 0.50  # an answer sentence must score at least this (R5 NOT_ANSWERING)
+    keep_ratio: float = 0.80        # further answer sentences must score this share of the best
+    max_sentences: int = 3          # answer sentences the extractive backend quotes at most
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.fact_floor <= 1 or not 0 <= self.backstop <= 1 or not 0 < self.answer_threshold <= 1:
+            raise ValueError("relevance thresholds are probabilities")
+        if self.rerank_pool < 1 or self.max_sentences < 1 or not 0 < self.keep_ratio <= 1:
+            raise ValueError("rerank_pool and max_sentences must be positive, keep_ratio in (0, 1]")
+
+
+@dataclass(frozen=True)
 class Policy:
-    version: str = "qa-v1.1+R2_POLICY_V1"
+    version: str = "qa-v2+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
+    relevance: RelevancePolicy = field(default_factory=RelevancePolicy)
     refusal_text: str = REFUSAL_TEXT
     prompt_refusal_lock: str = PROMPT_REFUSAL_LOCK
 

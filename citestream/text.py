@@ -70,6 +70,32 @@ def split_sentences(text: str) -> list[str]:
     return restored
 
 
+_BULLET = re.compile(r"\s*[•●▪◦]\s*")
+_CLAUSE_END = re.compile(r"(?<=[;:])\s+")
+_LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
+MAX_UNIT_WORDS = 80  # longer pieces are run-ons (a list printed without full stops): split into clauses
+
+
+def sentence_units(text: str) -> list[str]:
+    """The units an answer is made of: sentences, bulleted items (PDF lists have no full stops between items),
+    and the clauses of a run-on longer than ``MAX_UNIT_WORDS`` words, split after ; and :. Line numbers or
+    footnote marks in front of a unit are left out: what remains is still a verbatim span of the source."""
+    pieces = (p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence))
+    return [_LEADING_MARKS.sub("", clause) for p in pieces if p.strip() for clause in _clauses(p)]
+
+
+def _clauses(piece: str) -> list[str]:
+    if len(piece.split()) <= MAX_UNIT_WORDS:
+        return [piece]
+    clauses: list[str] = []
+    for clause in (c.strip() for c in _CLAUSE_END.split(piece)):
+        if clauses and len(clause.split()) < 3:  # "or," / "and" left over from a list: stays with its item
+            clauses[-1] = f"{clauses[-1]} {clause}"
+        elif clause:
+            clauses.append(clause)
+    return clauses
+
+
 def file_name_words(pdf: str) -> str:
     """A document's file name as words ("Q9_Guideline.pdf" -> "Q9 Guideline"), for matching a question to it."""
     return re.sub(r"[_\-.]+", " ", re.sub(r"\.pdf$", "", pdf, flags=re.I))

@@ -14,7 +14,11 @@ Order of work for one model reply:
    citation markers ``[C\\d+]`` only, from the allowed anchor set, the row's own
    anchor among them; every sentence inside the row cited; no chunk or
    knowledge ids; no prompt-injection echo; no meta commentary; grounded in
-   the row's own chunk (see :func:`grounding`).
+   the row's own chunk (see :func:`grounding`);
+5. answerability (R5, qa-v2): every row must be judged by the relevance model to answer the question; a row
+   that does not is dropped (``NOT_ANSWERING``, with its score) and with none left the answer is the refusal,
+   quoting the closest source sentence as the related clause. A verbatim sentence is grounded, not necessarily
+   an answer: this holds for every backend.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from dataclasses import dataclass, field
 
 from .models import GenerationRecord, ValidatedAnswer
 from .models.answer import AnswerSentence, DroppedSentence, RelatedClause
+from .models.common import NoAnswer
 from .models.assembly import AnswerBundle, SelectedEvidence
 from .policy import PROMPT_REFUSAL_LOCK, Policy
-from .text import matching_terms, split_sentences, words
+from .text import matching_terms, sentence_units, split_sentences, words
 
 MAX_SENTENCES = 6
 GROUNDING_MIN_SUPPORT = 0.8
@@ -89,6 +94,7 @@ class Synthesis:
     """What ``_validate_synthesis`` keeps: rows mapped to a selected fact, the normalized confidence, the drops."""
 
     accepted: list[tuple[str, SelectedEvidence]] = field(default_factory=list)
+    indexes: list[int] = field(default_factory=list)  # each accepted row's position in answer_sentences
     dropped: list[DroppedSentence] = field(default_factory=list)
     confidence: str = "Low"
 
@@ -141,6 +147,7 @@ def validate_synthesis(payload: object, bundle: AnswerBundle) -> Synthesis:
         else:
             seen.add(key)
             out.accepted.append((row["sentence"].strip(), by_key[key]))
+            out.indexes.append(index)
     return out
 
 
@@ -310,19 +317,17 @@ def classify(sentences: list[AnswerSentence]) -> str:
     return "CONDITIONAL" if any(_CONDITIONAL.search(s.text) for s in sentences) else "DEFINITIVE"
 
 
-def related_clause(question: str, bundle: AnswerBundle) -> RelatedClause | None:
-    """The source sentence sharing most content terms with the question (ties: evidence order), if any."""
-    q_terms = matching_terms(question)
-    best, best_score = None, 0
-    for evidence in bundle.selected_evidence:
-        for sentence in split_sentences(evidence.sanitized_text):
-            score = len(q_terms & matching_terms(sentence))
-            if score > best_score:
-                best, best_score = (sentence, evidence), score
-    if best is None:
+def related_clause(question: str, bundle: AnswerBundle, relevance) -> RelatedClause | None:
+    """The source unit the relevance model scores highest for the question (ties: evidence order), if any."""
+    units = [(unit, e) for e in bundle.selected_evidence for unit in sentence_units(e.sanitized_text)
+             if len(words(unit)) >= 5]
+    if relevance is None or not units:
         return None
-    sentence, evidence = best
-    return RelatedClause(text=sentence, pdf=evidence.pdf, page=evidence.page, chunk_id=evidence.chunk_id)
+    scores = relevance.score(question, [u for u, _ in units])
+    best = max(range(len(units)), key=lambda i: (scores[i], -i))
+    unit, evidence = units[best]
+    return RelatedClause(text=unit, pdf=evidence.pdf, page=evidence.page, chunk_id=evidence.chunk_id,
+                         relevance=round(float(scores[best]), 4))
 
 
 def parse_reply(raw: str) -> object:
@@ -358,23 +363,34 @@ def _json_wrapped_lock(raw: str) -> bool:
 # ---------------------------------------------------------------- the stage
 
 
-def validate(record: GenerationRecord, policy: Policy) -> ValidatedAnswer:
-    """R5 + Phase C for one generation; never raises for anything the model wrote."""
+def validate(record: GenerationRecord, policy: Policy, relevance=None) -> ValidatedAnswer:
+    """R5 + Phase C for one generation; never raises for anything the model wrote.
+
+    ``relevance`` is the relevance model; the stage always passes it. Without it (unit tests of the other rules)
+    the answerability check is skipped.
+    """
     common = dict(**record.carry(), question=record.question, scope=record.scope,
                   prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
+    threshold = policy.relevance.answer_threshold
 
-    def refusal(validation_status: str, failure_reason: str | None, dropped=(), near_miss: bool = False):
-        clause = related_clause(record.question, record.answer_bundle) if near_miss else None
+    def refusal(validation_status: str, failure_reason: str | None, dropped=(), no_answer: NoAnswer | None = None,
+                near_miss: bool = False):
+        clause = related_clause(record.question, record.answer_bundle, relevance) if near_miss else None
+        if near_miss:
+            no_answer = NoAnswer(code="NOT_ANSWERING", detail=(
+                f"the closest passage ({clause.pdf}, p{clause.page}, {clause.chunk_id}) is related but does not "
+                f"answer the question (relevance {clause.relevance:.2f} < {threshold}): \"{clause.text}\""
+                if clause else "no sentence of the evidence answers the question"))
         return ValidatedAnswer(
             **common, status="refused", answer_text=policy.refusal_text, classification="REFUSAL",
             generation_status=record.generation_status, validation_status=validation_status,
             failure_reason=failure_reason, dropped_sentences=list(dropped), related_clause=clause,
-            explanation=(f'Related but insufficient: "{clause.text}" ({clause.pdf}, p{clause.page}, {clause.chunk_id})'
-                         if clause else None),
+            explanation=no_answer.detail if no_answer else None, refusal_code=no_answer.code if no_answer else None,
         )
 
     if record.generation_status == "NO_EVIDENCE":
-        return refusal("PASSED", None)
+        return refusal("PASSED", None, no_answer=record.no_answer or NoAnswer(
+            code="NOT_RELEVANT", detail="no retrieved passage passed the relevance and selection gates"))
     if record.generation_status == "FAILED" or record.llm is None:
         reason = record.answer_bundle.failure_reason or (record.llm.error if record.llm else None) or "generation failed"
         return refusal("FAILED", f"GENERATION_FAILED: {reason}")
@@ -397,20 +413,33 @@ def validate(record: GenerationRecord, policy: Policy) -> ValidatedAnswer:
             if not payload["answer_sentences"]:  # the model answered "nothing" in JSON: a refusal, not a fault
                 return refusal("PASSED", None, near_miss=True)
             raise ValidationFailure("NO_VALID_SENTENCE", f"{len(synthesis.dropped)} rows dropped")
-        sentences = []
-        for n, (sentence, evidence) in enumerate(synthesis.accepted, start=1):
-            plain, support = check_row(sentence, evidence, record.answer_bundle)
-            sentences.append(AnswerSentence(n=n, text=plain, pdf=evidence.pdf, page=evidence.page,
-                                            chunk_id=evidence.chunk_id, anchor=evidence.citation_anchor,
-                                            support=round(support, 4)))
+        checked = [(index, evidence, *check_row(sentence, evidence, record.answer_bundle))
+                   for index, (sentence, evidence) in zip(synthesis.indexes, synthesis.accepted)]
     except ValidationFailure as failure:
         return refusal("FAILED", str(failure), synthesis.dropped)
 
+    dropped = list(synthesis.dropped)
+    scores = relevance.score(record.question, [plain for _, _, plain, _ in checked]) if relevance is not None \
+        else [None] * len(checked)
+    sentences = []
+    for (index, evidence, plain, support), score in zip(checked, scores):
+        if score is not None and score < threshold:
+            dropped.append(DroppedSentence(index=index, reason="NOT_ANSWERING", relevance=round(float(score), 4)))
+            continue
+        sentences.append(AnswerSentence(n=len(sentences) + 1, text=plain, pdf=evidence.pdf, page=evidence.page,
+                                        chunk_id=evidence.chunk_id, anchor=evidence.citation_anchor,
+                                        support=round(support, 4),
+                                        relevance=None if score is None else round(float(score), 4)))
+    if not sentences:
+        return refusal("PASSED", None, dropped, near_miss=True)
+
     supports = [s.support for s in sentences]
+    metrics = {"min_support": min(supports), "mean_support": round(sum(supports) / len(supports), 4),
+               "threshold": GROUNDING_MIN_SUPPORT, "sentences": float(len(sentences))}
+    if relevance is not None:
+        metrics |= {"min_relevance": min(s.relevance for s in sentences), "answer_threshold": threshold}
     return ValidatedAnswer(
         **common, status="answered", answer_text=render_answer(sentences, synthesis.confidence), sentences=sentences,
         confidence=synthesis.confidence, classification=classify(sentences), generation_status="OK",
-        validation_status="PASSED", dropped_sentences=synthesis.dropped,
-        grounding_metrics={"min_support": min(supports), "mean_support": round(sum(supports) / len(supports), 4),
-                           "threshold": GROUNDING_MIN_SUPPORT, "sentences": float(len(sentences))},
+        validation_status="PASSED", dropped_sentences=dropped, grounding_metrics=metrics,
     )

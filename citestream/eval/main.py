@@ -9,11 +9,14 @@ from pathlib import Path
 from .gates import evaluate_gates
 from .report import EvalReport, SetReport, compare, load_json, render, write_json
 from .score import breakdown, fetch_chunk_texts, metrics, score_item
-from .sets import BASELINE_SET, PERTURB_SET, GoldenItem, load_set, set_name
+from .sets import DEFAULT_SETS, GoldenItem, load_set, set_name
 
 
 def role_of(items: Sequence[GoldenItem]) -> str:
-    """A set of perturbations is gated as ``perturb``; anything else as ``baseline``."""
+    """A qa-v2 split (its items say direct / reworded) is gated as ``qa-v2``, a set of perturbations as
+    ``perturb``, anything else as ``baseline``."""
+    if any(i.kind for i in items):
+        return "qa-v2"
     return "perturb" if any(i.perturbation for i in items) else "baseline"
 
 
@@ -44,7 +47,7 @@ def evaluate(set_paths: Sequence[Path], through: str, timeout_s: float | None = 
         for answer, _ in replies.values():
             versions = (answer.policy_version, answer.index_version)
             break
-    gates = evaluate_gates({s.role: s.metrics for s in sets.values()})
+    gates = evaluate_gates({name: (s.role, s.metrics) for name, s in sets.items()})
     return EvalReport(through=through, policy_version=versions[0], index_version=versions[1], sets=sets, gates=gates)
 
 
@@ -54,7 +57,7 @@ def cmd_eval(args) -> int:
         old, new = (load_json(p) for p in args.compare)
         print(compare(old, new), end="")
         return 0
-    paths = [Path(p) for p in args.set] if args.set else [BASELINE_SET, PERTURB_SET]
+    paths = [Path(p) for p in args.set] if args.set else list(DEFAULT_SETS)
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         print(f"no such set: {', '.join(missing)}", file=sys.stderr)

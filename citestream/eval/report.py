@@ -9,15 +9,16 @@ from pydantic import BaseModel, Field
 
 from .gates import GateResult, gate_lines
 from .score import ItemResult
+from .sets import blind
 
-TABLE_METRICS = ("pass_rate", "answerable_pass_rate", "correct_refusal", "incorrect_refusal", "hallucination",
-                 "citation_precision", "phase_a_fallback_used_count", "phase_a_fallback_used_rate",
+TABLE_METRICS = ("items", "pass_rate", "answerable_pass_rate", "correct_refusal", "incorrect_refusal",
+                 "hallucination", "citation_precision", "answering_share", "phase_a_fallback_used_count", "phase_a_fallback_used_rate",
                  "fallback_used_rate_answerable", "no_reply_count", "latency_p50_s")
 
 
 class SetReport(BaseModel):
     name: str
-    role: str = Field(description="baseline or perturb: which gates apply")
+    role: str = Field(description="baseline, perturb or qa-v2: which gates apply")
     metrics: dict[str, float | int]
     per_category: dict[str, dict[str, float | int]]
     per_perturbation: dict[str, dict[str, float | int]] = Field(default_factory=dict)
@@ -65,6 +66,9 @@ def render(report: EvalReport) -> str:
         for group in (s.per_category, s.per_perturbation):
             for key, row in group.items():
                 lines.append(f"  {key:<22}{row['passed']:>4}/{row['items']:<4}{row['pass_rate']:.2f}")
+        if blind(name):
+            lines.append(f"{name}: held-out test split, items not listed")
+            continue
         failed = [r for r in s.items if not r.passed]
         if failed:
             lines.append(f"{name}: failed items")
@@ -75,7 +79,8 @@ def render(report: EvalReport) -> str:
         for r in halluc:
             lines.append(f"  {r.id:<6}HALLUCINATED: {r.hallucinated_sentences[0][:100]}")
     if report.gates:
-        lines += ["", "gates (qa-contract-v1 §3):"] + gate_lines(report.gates)
+        lines += ["", "gates (qa-contract-v1 §3 on the golden sets, qa-v2 targets on the qa-v2 splits):"]
+        lines += gate_lines(report.gates)
     return "\n".join(lines)
 
 
@@ -94,6 +99,9 @@ def compare(old: EvalReport, new: EvalReport) -> str:
             lines.append(f"  {metric:<38}{_fmt(a):>10}{_fmt(b):>10}{sign + _fmt(round(delta, 4)):>10}")
         before = {r.id: r.outcome for r in o.items}
         changed = [(r.id, before[r.id], r.outcome) for r in n.items if r.id in before and before[r.id] != r.outcome]
+        if blind(name):
+            lines.append(f"  {len(changed)} items changed outcome (held-out test split: not listed)")
+            changed = []
         for item_id, was, now in changed:
             lines.append(f"  changed {item_id}: {was} -> {now}")
         lines.append("")

@@ -3,9 +3,10 @@
 Definitions (also in the README (Evaluation)):
 
 * pass, answerable: status ``answered``, at least one cited (pdf, page) is among
-  ``expected``, and the answer text or the text of a cited chunk contains a
-  ``must_contain_any`` phrase (letters and digits only, so spacing and
-  hyphenation never decide).
+  ``expected``, and the answer text itself contains a ``must_contain_any`` phrase
+  (letters and digits only, so spacing and hyphenation never decide) — and one
+  phrase of every ``must_contain_all`` group. (Until qa-v2 the text of a cited
+  chunk counted too: a verbatim neighbour of the fact passed without stating it.)
 * pass, unanswerable: ``answer_text`` is exactly the refusal text.
 * hallucinated: an answer sentence that :func:`citestream.validation.grounding`
   does not find supported by the chunk it cites, read back from Postgres by
@@ -49,6 +50,8 @@ class ItemResult(BaseModel):
     citations_on_expected: int = 0
     matched_phrase: str | None = None
     hallucinated_sentences: list[str] = Field(default_factory=list)
+    answering_sentences: int = Field(0, description="Answer sentences the relevance model judged as answering")
+    refusal_code: str | None = None
     fallback_used: bool = False
     failure_reason: str | None = None
     latency_s: float | None = None
@@ -88,8 +91,10 @@ def score_item(item: GoldenItem, answer: ValidatedAnswer | None, chunk_texts: Ma
         return ItemResult(**common, outcome="no_reply", passed=False, status="no_reply")
     cited = [(s.pdf, s.page) for s in answer.sentences]
     on_expected = sum(ref in item.expected_pages for ref in cited)
-    evidence = " ".join([answer.answer_text] + [chunk_texts.get(s.chunk_id, "") for s in answer.sentences])
-    matched = contains_phrase(evidence, item.must_contain_any) if item.answerable else None
+    stated = " ".join(s.text for s in answer.sentences)
+    matched = contains_phrase(stated, item.must_contain_any) if item.answerable else None
+    if matched and not all(contains_phrase(stated, group) for group in item.must_contain_all):
+        matched = None
     refused_exactly = answer.answer_text == REFUSAL_TEXT
     if item.answerable:
         if answer.status != "answered" or refused_exactly:
@@ -109,7 +114,10 @@ def score_item(item: GoldenItem, answer: ValidatedAnswer | None, chunk_texts: Ma
         answer_text=answer.answer_text, cited=[f"{pdf} p{page}" for pdf, page in cited],
         citations_on_expected=on_expected, matched_phrase=matched,
         hallucinated_sentences=unsupported_sentences(answer, chunk_texts) if answer.status == "answered" else [],
-        fallback_used=answer.fallback_used, failure_reason=answer.failure_reason,
+        fallback_used=answer.fallback_used, failure_reason=answer.failure_reason, refusal_code=answer.refusal_code,
+        answering_sentences=sum(1 for s in answer.sentences
+                                if s.relevance is not None
+                                and s.relevance >= answer.grounding_metrics.get("answer_threshold", 1.0)),
     )
 
 
@@ -132,6 +140,7 @@ def metrics(results: Sequence[ItemResult]) -> dict[str, float | int]:
     citations = sum(len(r.cited) for r in answerable if r.status == "answered")
     on_expected = sum(r.citations_on_expected for r in answerable if r.status == "answered")
     fallback = sum(r.fallback_used for r in results)
+    sentences = sum(len(r.cited) for r in answered)
     latencies = sorted(r.latency_s for r in results if r.latency_s is not None)
     return {
         "items": len(results),
@@ -147,6 +156,7 @@ def metrics(results: Sequence[ItemResult]) -> dict[str, float | int]:
         "hallucination": _rate(sum(r.hallucinated for r in answered), len(answered)),
         "hallucination_count": sum(r.hallucinated for r in answered),
         "citation_precision": _rate(on_expected, citations),
+        "answering_share": _rate(sum(r.answering_sentences for r in answered), sentences),
         "citations": citations,
         "phase_a_fallback_used_count": fallback,
         "phase_a_fallback_used_rate": _rate(fallback, len(results)),

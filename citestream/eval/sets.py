@@ -14,6 +14,14 @@ from ..config import PROJECT_ROOT
 GOLDEN_DIR = PROJECT_ROOT / "tests" / "golden"
 BASELINE_SET = GOLDEN_DIR / "golden_set.jsonl"
 PERTURB_SET = GOLDEN_DIR / "golden_set_perturb.jsonl"
+DEV_SET = GOLDEN_DIR / "qa_v2_dev.jsonl"
+TEST_SET = GOLDEN_DIR / "qa_v2_test.jsonl"
+DEFAULT_SETS = (DEV_SET, TEST_SET, BASELINE_SET, PERTURB_SET)
+
+
+def blind(name: str) -> bool:
+    """A held-out test split: reported in aggregate only, never item by item (it must not be tuned to)."""
+    return name.endswith("_test")
 
 Category = Literal["fact", "number", "time_limit", "definition", "list", "yes_no", "exclusion", "multi_fact",
                    "out_of_domain", "near_miss", "wrong_authority", "false_premise"]

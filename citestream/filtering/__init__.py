@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 
 from ..llm import LLMBackend
-from ..models import Fact, FactsRecord, RelevantFactsRecord
+from ..models import Fact, FactsRecord, NoAnswer, RelevantFactsRecord
 from ..models.filtering import DroppedFact
 from ..policy import Policy
 from .llm import InvalidReply, _validate_relevant_facts, build_filter_prompt, parse_reply, prompt_sha256
@@ -38,9 +38,9 @@ def filter_facts(record: FactsRecord, policy: Policy, llm: LLMBackend | None = N
 
 def run_filter(record: FactsRecord, policy: Policy, llm: LLMBackend | None = None,
                max_attempts: int = 3) -> FilterOutcome:
-    cap = policy.retrieval.max_context_chunks
+    cap, floor = policy.retrieval.max_context_chunks, policy.relevance.fact_floor
     if llm is None or not record.facts:
-        kept, dropped = local_filter(record.question, record.facts, cap)
+        kept, dropped = local_filter(record.facts, cap, floor)
         return FilterOutcome(_record(record, kept, dropped, "local"))
 
     from ..generation import execute  # the R3 wrapper: exact bytes, transient retries only
@@ -49,7 +49,7 @@ def run_filter(record: FactsRecord, policy: Policy, llm: LLMBackend | None = Non
     result = execute(llm, record.request_id, prompt, prompt_sha256(prompt), max_attempts)
     if result.generation_status != "OK":
         reason = f"LLM_CALL_FAILED: {result.error}"
-        kept, dropped = local_filter(record.question, record.facts, cap)
+        kept, dropped = local_filter(record.facts, cap, floor)
         return FilterOutcome(_record(record, kept, dropped, "local", fallback_reason=reason))
     try:
         validated = _validate_relevant_facts(parse_reply(result.raw_model_text), record.facts)
@@ -58,7 +58,7 @@ def run_filter(record: FactsRecord, policy: Policy, llm: LLMBackend | None = Non
     except InvalidReply as exc:
         reason = f"LLM_REPLY_INVALID: {exc}"
         log.warning("phase B llm reply rejected request_id=%s: %s", record.request_id, exc)
-        kept, dropped = local_filter(record.question, record.facts, cap)
+        kept, dropped = local_filter(record.facts, cap, floor)
         return FilterOutcome(_record(record, kept, dropped, "local", fallback_reason=reason),
                              rejected_reply=result.raw_model_text)
 
@@ -76,8 +76,11 @@ def run_filter(record: FactsRecord, policy: Policy, llm: LLMBackend | None = Non
 
 def _record(record: FactsRecord, kept: list[Fact], dropped: list[DroppedFact], mode: str,
             fallback_reason: str | None = None, rejected_rows: int = 0) -> RelevantFactsRecord:
+    no_answer = record.no_answer
+    if not kept and no_answer is None and any(d.reason == "NOT_RELEVANT" for d in dropped):
+        no_answer = NoAnswer(code="NOT_RELEVANT", detail="every retrieved passage is below the relevance floor")
     return RelevantFactsRecord(
         **record.carry(), question=record.question, scope=record.scope, top_k=record.top_k, facts=kept,
         dropped=dropped, no_evidence=not kept, filter_mode=mode, filter_fallback_reason=fallback_reason,
-        llm_rows_rejected=rejected_rows, fallback_used=record.fallback_used,
+        llm_rows_rejected=rejected_rows, fallback_used=record.fallback_used, no_answer=no_answer,
     )

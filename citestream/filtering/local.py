@@ -10,18 +10,12 @@ Rules (general, measured on the shape of the corpus, never on known questions):
   web address, phone number: "additional copies are available from ...");
   a title page (at least three quarters of its words in disclaimer sentences:
   "This guidance represents the current thinking ... is not binding ...");
-* relevance: the fact must share a content term (stemmed, no stopwords; a
-  6-letter shared prefix also matches, so "bioavailabilty" finds
-  "bioavailability"; the question's typos are first read as the facts spell
-  them, "sytem" as "system": ``retrieval.spelling.as_spelt_in``) with the
-  question, and when the question has two or more specific terms, at least
-  one of them: sharing only generic regulatory words ("FDA", "guidance",
-  "drug") is not relevance;
+* relevance: the relevance model's score (carried on each fact from Phase A) must reach the policy's fact
+  floor (``NOT_RELEVANT``); a fact without a score (no model) is not judged on relevance;
 * duplicates: the same normalised similarity key (the first 40 normalised
   words: case, punctuation, spacing and hyphenation differences vanish) as a
   better-scored fact;
-* at most ``max_context_chunks``, best Phase A score first (facts keep their
-  Phase A order and scores).
+* at most ``max_context_chunks``, in Phase A order (most relevant first), with their Phase A scores.
 """
 
 from __future__ import annotations
@@ -30,13 +24,10 @@ import re
 
 from ..models import Fact
 from ..models.filtering import DroppedFact
-from ..retrieval.spelling import as_spelt_in
-from ..text import GENERIC_TERMS, content_terms, disclaimer_share, words
+from ..text import disclaimer_share, words
 
 MIN_WORDS = 5
 MIN_PROSE_WORDS = 25  # a line-numbered page with this much text is a fact with numbers, not an artifact
-MIN_SPECIFIC_TERMS = 2
-PREFIX_MATCH = 6
 KEY_WORDS = 40
 DISCLAIMER_SHARE = 0.75
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}|(?:…\s?){2,}")
@@ -90,32 +81,16 @@ def similarity_key(quote: str) -> str:
     return " ".join(words(quote)[:KEY_WORDS])
 
 
-def relevance_reason(question_terms: set[str], quote: str) -> str | None:
-    """None when the quote is relevant; else the drop reason."""
-    shared = matching_terms(question_terms, content_terms(quote))
-    if not shared:
-        return "NO_TERM_OVERLAP"
-    specific = question_terms - GENERIC_TERMS
-    if len(specific) >= MIN_SPECIFIC_TERMS and not shared & specific:
-        return "OFF_TOPIC"
-    return None
-
-
-def matching_terms(question_terms: set[str], quote_terms: set[str]) -> set[str]:
-    """Question terms found in the quote: equal, or sharing a 6-letter prefix (a typo late in a long word)."""
-    prefixes = {t[:PREFIX_MATCH] for t in quote_terms if len(t) >= PREFIX_MATCH}
-    return {t for t in question_terms if t in quote_terms or (len(t) >= PREFIX_MATCH and t[:PREFIX_MATCH] in prefixes)}
-
-
-def local_filter(question: str, facts: list[Fact], max_context_chunks: int) -> tuple[list[Fact], list[DroppedFact]]:
-    question_terms = content_terms(as_spelt_in(question, [fact.quote for fact in facts]))
+def local_filter(facts: list[Fact], max_context_chunks: int,
+                 fact_floor: float = 0.0) -> tuple[list[Fact], list[DroppedFact]]:
     kept: list[Fact] = []
     dropped: list[DroppedFact] = []
     seen: set[str] = set()
     for fact in facts:
         key = similarity_key(fact.quote)
-        reason = ("ARTIFACT" if is_artifact(fact.quote) else relevance_reason(question_terms, fact.quote)
-                  or ("DUPLICATE" if key in seen else None)
+        reason = ("ARTIFACT" if is_artifact(fact.quote)
+                  else "NOT_RELEVANT" if fact.relevance is not None and fact.relevance < fact_floor
+                  else ("DUPLICATE" if key in seen else None)
                   or ("MAX_CONTEXT_CHUNKS" if len(kept) >= max_context_chunks else None))
         if reason:
             dropped.append(DroppedFact(chunk_id=fact.chunk_id, reason=reason))

@@ -10,9 +10,10 @@ from .openai import OpenAIBackend
 BACKENDS = ("extractive", "openai", "local")
 
 
-def backend_from_settings(settings: Settings) -> LLMBackend:
+def backend_from_settings(settings: Settings, relevance=None, relevance_policy=None) -> LLMBackend:
+    """The configured backend; the extractive one quotes what ``relevance`` (the relevance model) judges answers."""
     if settings.llm_backend == "extractive":
-        return ExtractiveBackend()
+        return ExtractiveBackend(relevance, relevance_policy)
     if settings.llm_backend == "openai":
         return OpenAIBackend(settings.openai_base_url, settings.openai_model, settings.openai_api_key,
                              settings.llm_timeout_s, json_mode=settings.openai_json_mode)

@@ -2,22 +2,22 @@
 
 from .answer import AnswerSentence, ValidatedAnswer
 from .assembly import AnswerBundle, PromptBuildResult, PromptRecord, RetrievalResult, SelectedEvidence
-from .common import REFUSAL_TEXT, SCHEMA_VERSION, Contract, Envelope, StageTiming
+from .common import REFUSAL_TEXT, SCHEMA_VERSION, Contract, Envelope, NoAnswer, StageTiming
 from .compliance import BoundConstraint, ComplianceReportRecord, ComplianceRequest
 from .filtering import RelevantFactsRecord
 from .generation import GenerationRecord, LLMExecutionResult
 from .ingest import IngestRequest, IngestResult, InlineDocument
 from .ops import FALLBACK_ALERT_MESSAGE, DeadLetter, FallbackRateAlert
 from .question import QuestionEvent
-from .retrieval import Fact, FactsRecord, GroundingPack, RetrievalTrace
+from .retrieval import Fact, FactsRecord, GroundingPack, RelevanceTrace, RetrievalTrace
 from .verify import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult
 
 __all__ = [
     "AnswerBundle", "AnswerSentence", "BoundConstraint", "ClaimVerdict", "ClaimVerifyRequest",
     "ClaimVerifyResult", "ComplianceReportRecord", "ComplianceRequest", "Contract", "DeadLetter",
     "Envelope", "FALLBACK_ALERT_MESSAGE", "Fact", "FactsRecord", "FallbackRateAlert", "GenerationRecord",
-    "GroundingPack", "IngestRequest", "IngestResult", "InlineDocument", "LLMExecutionResult",
+    "GroundingPack", "IngestRequest", "IngestResult", "InlineDocument", "LLMExecutionResult", "NoAnswer",
     "PromptBuildResult", "PromptRecord", "QuestionEvent", "REFUSAL_TEXT", "RelevantFactsRecord",
-    "RetrievalResult", "RetrievalTrace", "SCHEMA_VERSION", "SelectedEvidence", "StageTiming",
+    "RelevanceTrace", "RetrievalResult", "RetrievalTrace", "SCHEMA_VERSION", "SelectedEvidence", "StageTiming",
     "ValidatedAnswer",
 ]

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .common import Contract, Envelope, Scope
+from .common import Contract, Envelope, NoAnswerCode, Scope
 
 
 class AnswerSentence(Contract):
@@ -19,19 +19,23 @@ class AnswerSentence(Contract):
     chunk_id: str
     anchor: str
     support: float | None = Field(None, ge=0.0, le=1.0, description="Grounding support in the cited chunk")
+    relevance: float | None = Field(None, ge=0.0, le=1.0,
+                                    description="The relevance model's P(this sentence answers the question)")
 
 
 class DroppedSentence(Contract):
     """A Phase C row ``_validate_synthesis`` dropped (recorded, never silent)."""
 
     index: int = Field(ge=0, description="Position in the model's answer_sentences list")
-    reason: Literal["INVALID_ROW", "UNKNOWN_KEY", "DUPLICATE_KEY", "OVER_MAX_SENTENCES"]
+    reason: Literal["INVALID_ROW", "UNKNOWN_KEY", "DUPLICATE_KEY", "OVER_MAX_SENTENCES", "NOT_ANSWERING"]
+    relevance: float | None = Field(None, ge=0.0, le=1.0, description="NOT_ANSWERING: the model's score")
 
 
 class RelatedClause(Contract):
     """Near-miss (policy-qa-design-notes §3): the closest source sentence, quoted verbatim, that does not answer."""
 
     text: str
+    relevance: float | None = Field(None, ge=0.0, le=1.0, description="The relevance model's score for it")
     pdf: str
     page: int = Field(ge=1)
     chunk_id: str
@@ -60,3 +64,5 @@ class ValidatedAnswer(Envelope):
     dropped_sentences: list[DroppedSentence] = Field(default_factory=list)
     explanation: str | None = Field(None, description="Why a related but insufficient source did not answer")
     related_clause: RelatedClause | None = None
+    refusal_code: NoAnswerCode | None = Field(
+        None, description="Why a question the stages processed was refused (None: answered, or failed)")

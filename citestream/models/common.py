@@ -26,6 +26,20 @@ class Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False, str_strip_whitespace=False)
 
 
+NoAnswerCode = Literal[
+    "WRONG_AUTHORITY",   # the question asks about a regulator whose documents are not indexed (or out of scope)
+    "NOT_RELEVANT",      # no candidate passage reached the relevance backstop
+    "NOT_ANSWERING",     # relevant passages, but no sentence the model judges to answer the question
+]
+
+
+class NoAnswer(Contract):
+    """Why a question on its way to `answers` will be refused, decided before generation; carried to the answer."""
+
+    code: NoAnswerCode
+    detail: str = Field(max_length=1000)
+
+
 class StageTiming(Contract):
     stage: str
     started_at: datetime

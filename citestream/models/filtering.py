@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .common import Contract, Envelope, Scope
+from .common import Contract, Envelope, NoAnswer, Scope
 from .retrieval import Fact
 
 DropReason = Literal[
@@ -16,6 +16,7 @@ DropReason = Literal[
     "DUPLICATE",            # same normalised similarity key as a better fact
     "MAX_CONTEXT_CHUNKS",   # beyond qa-contract max_context_chunks
     "NOT_SELECTED_BY_LLM",  # LLM mode: the model did not list it
+    "NOT_RELEVANT",         # the relevance model's score is below the fact floor
 ]
 
 
@@ -42,6 +43,7 @@ class RelevantFactsRecord(Envelope):
     filter_fallback_reason: str | None = Field(None, description="Why the LLM filter was replaced by the local one")
     llm_rows_rejected: int = Field(0, ge=0, description="LLM mode: rows _validate_relevant_facts dropped")
     fallback_used: bool = False
+    no_answer: NoAnswer | None = None
 
     @model_validator(mode="after")
     def _no_evidence_means_empty(self) -> "RelevantFactsRecord":

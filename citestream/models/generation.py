@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .assembly import AnswerBundle
-from .common import Contract, Envelope, Scope
+from .common import Contract, Envelope, NoAnswer, Scope
 
 
 class LLMExecutionResult(Contract):
@@ -35,3 +35,4 @@ class GenerationRecord(Envelope):
     prompt_sha256: str | None = None
     llm: LLMExecutionResult | None = None
     fallback_used: bool = False
+    no_answer: NoAnswer | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, Envelope, Scope
+from .common import Contract, Envelope, NoAnswer, Scope
 
 
 class Fact(Contract):
@@ -22,6 +22,8 @@ class Fact(Contract):
     page: int = Field(ge=1)
     chunk_id: str = Field(min_length=1)
     score: float = Field(ge=0.0, le=1.0, description="Cosine similarity to the question")
+    relevance: float | None = Field(None, ge=0.0, le=1.0,
+                                    description="The relevance model's P(this chunk answers the question)")
     doc_id: str = Field(min_length=1)
     section: str | None = None
     authority: str | None = None
@@ -46,8 +48,20 @@ class RetrievalTrace(Contract):
     fused_candidates: int | None = Field(None, description="Distinct chunks after Reciprocal Rank Fusion")
 
 
+class RelevanceTrace(Contract):
+    """What the relevance gate saw and decided (policy-qa-design-notes Chain 2)."""
+
+    model: str
+    scored: int = Field(ge=0, description="Candidates the model scored")
+    best: float | None = Field(None, ge=0.0, le=1.0, description="Best candidate's relevance")
+    backstop: float = Field(ge=0.0, le=1.0)
+    named_authorities: list[str] = Field(default_factory=list, description="Regulators the question names")
+    authorities: list[str] | None = Field(None, description="Authorities searched (None: all)")
+    scope_inferred: bool = False
+
+
 class FactsRecord(Envelope):
-    """Key: ``request_id``. Facts are ordered highest score first."""
+    """Key: ``request_id``. Facts are ordered most relevant first (the relevance model's order), else by score."""
 
     question: str
     scope: Scope
@@ -55,6 +69,8 @@ class FactsRecord(Envelope):
     facts: list[Fact]
     fallback_used: bool = False
     retrieval_trace: RetrievalTrace
+    relevance: RelevanceTrace | None = None
+    no_answer: NoAnswer | None = None
 
 
 class GroundingChunk(Contract):

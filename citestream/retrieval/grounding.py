@@ -23,8 +23,11 @@ def clamp_top_k(top_k: int) -> int:
 
 
 def grounding_pack(query: str, scope: str, top_k: int, search: ChunkSearch, embedder: Embedder,
-                   policy: Policy) -> GroundingResult:
-    """Chunks highest cosine first with one citation each, or a structured error; never raises on bad input.
+                   policy: Policy, relevance=None) -> GroundingResult:
+    """Chunks highest score first with one citation each, or a structured error; never raises on bad input.
+
+    With the relevance model the candidates are reranked (rag-loop-acceptance §3.3) and ``score`` is the
+    model's relevance, so "highest score first" (§3.4) still holds; the cosine stays in ``metadata``.
 
     empty query → VALIDATION_ERROR; unknown scope → VALIDATION_ERROR; missing collection → TASK_FAILED;
     a query or scope that matches nothing → status ok with empty chunks.
@@ -37,13 +40,16 @@ def grounding_pack(query: str, scope: str, top_k: int, search: ChunkSearch, embe
     if not search.exists():
         return _error("TASK_FAILED", "the chunks collection does not exist (database missing or not migrated)", k)
     try:
-        selection, trace = search_chunks(query, scope, k, search, embedder, policy.retrieval)
+        selection, trace = search_chunks(query, scope, k, search, embedder, policy.retrieval, relevance,
+                                         policy.relevance)
     except Exception as exc:  # noqa: BLE001  (database gone mid-query: a structured error, not a crash)
         return _error("TASK_FAILED", f"{type(exc).__name__}: {exc}"[:500], k)
     chunks = [
-        GroundingChunk(chunk_id=h.chunk_id, doc_id=h.doc_id, text=h.text, score=round(h.score, 6),
+        GroundingChunk(chunk_id=h.chunk_id, doc_id=h.doc_id, text=h.text,
+                       score=round(selection.relevance.get(h.chunk_id, h.score), 6),
                        metadata={"pdf": h.pdf, "page": h.page, "section": h.section, "authority": h.authority,
-                                 "parent_id": h.parent_id})
+                                 "parent_id": h.parent_id, "cosine": round(h.score, 6),
+                                 "relevance": selection.relevance.get(h.chunk_id)})
         for h in selection.hits
     ]
     citations = [Citation(chunk_id=h.chunk_id, pdf=h.pdf, page=h.page) for h in selection.hits]

@@ -1,42 +1,81 @@
-"""Phase A: retrieve facts for a question (qa-contract-v1 §1). Facts only; never an answer."""
+"""Phase A: retrieve facts for a question (qa-contract-v1 §1), gated by the relevance model. Facts only; never
+an answer.
+
+1. Whose rules: the authorities the question names narrow the scope (``relevance.authority``); a question about
+   a regulator with no indexed documents is refused here (WRONG_AUTHORITY).
+2. Hybrid candidates, fused (``candidates``).
+3. The relevance model scores the best fused candidates; its score is MMR's relevance and the facts' order.
+4. The hard backstop: when no candidate reaches ``RelevancePolicy.backstop`` nothing relevant was found
+   (NOT_RELEVANT), and no fact goes on.
+"""
 
 from __future__ import annotations
 
 from ..embedding import Embedder
-from ..models import Fact, FactsRecord, QuestionEvent, RetrievalTrace
-from ..policy import Policy, RetrievalPolicy
+from ..models import Fact, FactsRecord, NoAnswer, QuestionEvent, RelevanceTrace, RetrievalTrace
+from ..policy import Policy, RelevancePolicy, RetrievalPolicy
+from ..relevance import RelevanceModel, asked_scope
 from ..store import ChunkSearch
-from .lexicon import corpus_lexicon
+from ..store.search import Scope
 from .candidates import gather
 from .expansion import expand_query
-from .selection import Selection, select
+from .lexicon import corpus_lexicon
+from .selection import Selection, rerank_pool, select
 
 
-def search_chunks(query: str, scope: str, k: int, index: ChunkSearch, embedder: Embedder,
-                  rp: RetrievalPolicy) -> tuple[Selection, RetrievalTrace]:
+def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder: Embedder, rp: RetrievalPolicy,
+                  relevance: RelevanceModel | None = None,
+                  relp: RelevancePolicy | None = None) -> tuple[Selection, RetrievalTrace]:
     """The one retrieval path shared by the retrieve agent and the GroundingPack builder."""
     variants = expand_query(query, lexicon=corpus_lexicon(index) if rp.corpus_variant else None)
     candidates = gather(variants, embedder.embed(variants), scope, index, rp, k)
-    selection = select(candidates, query, k, rp)
-    stages = [*candidates.trace.stages, *(["mmr"] if rp.use_mmr else [])]
-    return selection, candidates.trace.model_copy(update={"stages": stages})
+    scores = None
+    stages = list(candidates.trace.stages)
+    if relevance is not None:
+        pool = rerank_pool(candidates, rp, (relp or RelevancePolicy()).rerank_pool)
+        scores = {h.chunk_id: float(s) for h, s in zip(pool, relevance.score(query, [h.text for h in pool]))}
+        stages.append("rerank")
+    selection = select(candidates, query, k, rp, scores)
+    stages += ["mmr"] if rp.use_mmr else []
+    update = {"stages": stages, "rerank_k": len(scores) if scores is not None else None}
+    return selection, candidates.trace.model_copy(update=update)
 
 
 def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, embedder: Embedder,
-             policy: Policy) -> FactsRecord:
+             policy: Policy, relevance: RelevanceModel | None = None) -> FactsRecord:
     k = min(question.top_k, policy.retrieval.top_k)
-    selection, trace = search_chunks(question.question, question.scope, k, index, embedder, policy.retrieval)
+    relp = policy.relevance
+    asked = asked_scope(question.question, question.scope, index.authorities())
+    common = dict(**question.carry(policy_version=policy.version, index_version=index_version),
+                  question=question.question, scope=question.scope, top_k=k)
+
+    def gate(scored: int = 0, best: float | None = None) -> RelevanceTrace | None:
+        if relevance is None:
+            return None
+        return RelevanceTrace(model=relevance.name, scored=scored, best=best, backstop=relp.backstop,
+                              named_authorities=list(asked.named),
+                              authorities=list(asked.authorities) if asked.authorities is not None else None,
+                              scope_inferred=asked.inferred)
+
+    if asked.refusal:
+        return FactsRecord(**common, facts=[], retrieval_trace=RetrievalTrace(stages=["scope"]), relevance=gate(),
+                           no_answer=NoAnswer(code="WRONG_AUTHORITY", detail=asked.refusal))
+    scope = asked.authorities if asked.authorities is not None else question.scope
+    selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance, relp)
+    best = max(selection.relevance.values(), default=None)
+    no_answer = None
+    hits = selection.hits
+    if relevance is not None and (best is None or best < relp.backstop):
+        no_answer = NoAnswer(code="NOT_RELEVANT", detail=(
+            "no indexed passage is relevant to the question" if best is None else
+            f"no indexed passage is relevant to the question (best relevance {best:.2f} < backstop {relp.backstop})"))
+        hits = []
     facts = [
-        Fact(quote=h.text, pdf=h.pdf, page=h.page, chunk_id=h.chunk_id, score=round(h.score, 6), doc_id=h.doc_id,
-             section=h.section, authority=h.authority, parent_id=h.parent_id)
-        for h in selection.hits
+        Fact(quote=h.text, pdf=h.pdf, page=h.page, chunk_id=h.chunk_id, score=round(h.score, 6),
+             relevance=round(selection.relevance[h.chunk_id], 6) if h.chunk_id in selection.relevance else None,
+             doc_id=h.doc_id, section=h.section, authority=h.authority, parent_id=h.parent_id)
+        for h in hits
     ]
-    return FactsRecord(
-        **question.carry(policy_version=policy.version, index_version=index_version),
-        question=question.question,
-        scope=question.scope,
-        top_k=k,
-        facts=facts,
-        fallback_used=selection.fallback_used,
-        retrieval_trace=trace,
-    )
+    return FactsRecord(**common, facts=facts, fallback_used=selection.fallback_used, retrieval_trace=trace,
+                       relevance=gate(len(selection.relevance), None if best is None else round(best, 6)),
+                       no_answer=no_answer)

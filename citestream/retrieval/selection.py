@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,28 +15,46 @@ from .gate import fallback_accepts
 
 @dataclass(frozen=True)
 class Selection:
-    hits: list[ChunkHit]      # highest cosine first, ties by chunk_id
+    hits: list[ChunkHit]      # most relevant first (the model's order when it scored them, else cosine), ties by id
     fallback_used: bool
     mmr_applied: bool
+    relevance: dict[str, float] = field(default_factory=dict)  # the model's score of every candidate it scored
 
 
-def select(candidates: Candidates, query: str, k: int, rp: RetrievalPolicy) -> Selection:
-    """Chunks at ``min_similarity`` or better; only if none pass, the fallback floor behind its acceptance gate."""
-    chosen = _diverse(candidates, rp.min_similarity, k, rp)
+def select(candidates: Candidates, query: str, k: int, rp: RetrievalPolicy,
+           relevance: dict[str, float] | None = None) -> Selection:
+    """Chunks at ``min_similarity`` or better; only if none pass, the fallback floor behind its acceptance gate.
+
+    With ``relevance`` (the model's score per candidate), MMR's relevance term is the model's score and the
+    result is ordered by it (policy-qa-design-notes: the cross-encoder score joins the fusion); without, cosine.
+    """
+    chosen = _diverse(candidates, rp.min_similarity, k, rp, relevance)
     fallback_used = False
     if not chosen and rp.fallback_only_if_empty and fallback_accepts(candidates.hits, rp.fallback_min_similarity,
                                                                      query):
-        chosen = _diverse(candidates, rp.fallback_min_similarity, k, rp)
+        chosen = _diverse(candidates, rp.fallback_min_similarity, k, rp, relevance)
         fallback_used = bool(chosen)
-    ordered = sorted(chosen, key=lambda h: (-h.score, h.chunk_id))
-    return Selection(ordered, fallback_used, rp.use_mmr)
+    key = (lambda h: (-relevance.get(h.chunk_id, 0.0), -h.score, h.chunk_id)) if relevance else \
+        (lambda h: (-h.score, h.chunk_id))
+    return Selection(sorted(chosen, key=key), fallback_used, rp.use_mmr, dict(relevance or {}))
 
 
-def _diverse(candidates: Candidates, floor: float, k: int, rp: RetrievalPolicy) -> list[ChunkHit]:
-    """MMR over the best fused candidates that reach ``floor``: fusion picks the pool, cosine is the relevance."""
+def _diverse(candidates: Candidates, floor: float, k: int, rp: RetrievalPolicy,
+             relevance: dict[str, float] | None) -> list[ChunkHit]:
+    """MMR over the best fused candidates that reach ``floor``: fusion picks the pool; the model's score (or the
+    cosine, without a model) is the relevance."""
     eligible = [(h, s) for h, s in zip(candidates.hits, candidates.fused) if h.score >= floor]
     pool = eligible[: max(rp.mmr_pool, k)]
+    if relevance:
+        pool = [(h, s) for h, s in pool if h.chunk_id in relevance]
+    score = (lambda h: relevance[h.chunk_id]) if relevance else (lambda h: h.score)
     if not rp.use_mmr or len(pool) <= 1:
-        return [h for h, _ in pool[:k]]
-    picks = mmr([h.score for h, _ in pool], np.stack([h.embedding for h, _ in pool]), k, rp.mmr_lambda)
+        return [h for h, _ in sorted(pool, key=lambda p: -score(p[0]))[:k]]
+    picks = mmr([score(h) for h, _ in pool], np.stack([h.embedding for h, _ in pool]), k, rp.mmr_lambda)
     return [pool[i][0] for i in picks]
+
+
+def rerank_pool(candidates: Candidates, rp: RetrievalPolicy, size: int) -> list[ChunkHit]:
+    """The candidates the relevance model scores: the best fused ones that could pass the fallback floor."""
+    floor = min(rp.min_similarity, rp.fallback_min_similarity)
+    return [h for h in candidates.hits if h.score >= floor][: max(size, 1)]

@@ -53,8 +53,12 @@ class Ranked:
     score: float
 
 
-def _scope_clause(scope: str, params: dict, alias: str = "") -> str:
-    authorities = SCOPE_AUTHORITIES[scope]
+Scope = str | tuple[str, ...]
+"""A contract scope name (``MIXED``, ``FDA``, ...), or the authorities themselves (a scope inferred from a question)."""
+
+
+def _scope_clause(scope: Scope, params: dict, alias: str = "") -> str:
+    authorities = scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
     if authorities is None:
         return ""
     params["auth"] = list(authorities)
@@ -119,6 +123,11 @@ class ChunkSearch:
         if not self.exists():
             raise IndexMissing("the chunks collection does not exist (database missing or not migrated)")
 
+    def authorities(self) -> set[str]:
+        """The authorities that have documents in the index."""
+        with self.engine.connect() as conn:
+            return set(conn.execute(text("SELECT DISTINCT authority FROM documents")).scalars())
+
     def document_texts(self) -> dict[str, str]:
         """Each document's text: its parents joined (children for a document without parents)."""
         sql = text("SELECT doc_id, string_agg(text, ' ' ORDER BY chunk_id) FROM chunks "
@@ -129,7 +138,7 @@ class ChunkSearch:
 
     # --- candidate lists ----------------------------------------------------------------------------
 
-    def dense(self, embedding: np.ndarray, scope: str, k: int, ef_search: int = 100) -> list[Ranked]:
+    def dense(self, embedding: np.ndarray, scope: Scope, k: int, ef_search: int = 100) -> list[Ranked]:
         """Child chunks nearest to ``embedding`` by cosine, best first (ties by chunk_id).
 
         Iterative scans keep a scope filter from returning fewer than k rows (pgvector >= 0.8).
@@ -146,12 +155,12 @@ class ChunkSearch:
             rows = conn.execute(sql, params).all()
         return _ordered(Ranked(r.chunk_id, float(r.score)) for r in rows)
 
-    def lexical(self, query: str, scope: str, k: int, ranker: str = "bm25", k1: float = 1.2,
+    def lexical(self, query: str, scope: Scope, k: int, ranker: str = "bm25", k1: float = 1.2,
                 b: float = 0.75) -> list[Ranked]:
         """Child chunks ranked by lexical match of the query's terms (any term may match), best first."""
         return self._lexical("child", query, scope, k, ranker, k1, b)
 
-    def lexical_parents(self, query: str, embedding: np.ndarray, scope: str, k: int, ranker: str = "bm25",
+    def lexical_parents(self, query: str, embedding: np.ndarray, scope: Scope, k: int, ranker: str = "bm25",
                         k1: float = 1.2, b: float = 0.75) -> list[Ranked]:
         """Parents ranked lexically, each standing for its child closest to ``embedding``; in parent order.
 
@@ -169,7 +178,7 @@ class ChunkSearch:
             best = dict(conn.execute(sql, {"ids": [p.chunk_id for p in parents], "q": embedding}).all())
         return [Ranked(best[p.chunk_id], p.score) for p in parents if p.chunk_id in best]
 
-    def _lexical(self, kind: str, query: str, scope: str, k: int, ranker: str, k1: float, b: float) -> list[Ranked]:
+    def _lexical(self, kind: str, query: str, scope: Scope, k: int, ranker: str, k1: float, b: float) -> list[Ranked]:
         if ranker not in LEXICAL_RANKERS:
             raise ValueError(f"unknown lexical ranker {ranker!r}; one of {LEXICAL_RANKERS}")
         params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
@@ -202,7 +211,7 @@ class ChunkSearch:
                          min(1.0, max(0.0, float(r.score))), r.parent_id, _as_array(r.embedding))
                 for r in rows]
 
-    def dense_search(self, embedding: np.ndarray, scope: str, k: int, ef_search: int = 100) -> list[ChunkHit]:
+    def dense_search(self, embedding: np.ndarray, scope: Scope, k: int, ef_search: int = 100) -> list[ChunkHit]:
         """Dense-only hits with their cosine scores, best first (the pre-hybrid read path, kept for callers)."""
         ranked = self.dense(embedding, scope, k, ef_search)
         hits = {h.chunk_id: h for h in self.hydrate([r.chunk_id for r in ranked], [embedding])}

@@ -6,7 +6,16 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..config import Settings, get_settings
-from ..policy import Policy
+from ..policy import Policy, RelevancePolicy
+
+
+def policy_from_settings(settings: Settings) -> Policy:
+    """The policy with the relevance thresholds the settings override (a different relevance model needs its own)."""
+    overrides = {name: value for name, value in (("backstop", settings.relevance_backstop),
+                                                 ("fact_floor", settings.relevance_fact_floor),
+                                                 ("answer_threshold", settings.relevance_answer_threshold))
+                 if value is not None}
+    return Policy(version=settings.policy_version, relevance=RelevancePolicy(**overrides))
 
 
 @dataclass
@@ -15,7 +24,7 @@ class Deps:
 
     @cached_property
     def policy(self) -> Policy:
-        return Policy(version=self.settings.policy_version)
+        return policy_from_settings(self.settings)
 
     @cached_property
     def engine(self):
@@ -60,14 +69,20 @@ class Deps:
         return get_token_counter()
 
     @cached_property
+    def relevance(self):
+        from ..relevance import get_relevance_model
+
+        return get_relevance_model(self.settings.reranker_model)
+
+    @cached_property
     def llm(self):
         from ..llm import backend_from_settings
 
-        return backend_from_settings(self.settings)
+        return backend_from_settings(self.settings, self.relevance, self.policy.relevance)
 
     def warm(self) -> None:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""
-        _ = self.embedder, self.tokens, self.llm, self.chunks.index_version()
+        _ = self.embedder, self.tokens, self.relevance, self.llm, self.chunks.index_version()
 
 
 def wait_for_servers(settings: Settings, log) -> None:

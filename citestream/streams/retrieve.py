@@ -9,4 +9,4 @@ from .deps import Deps
 @stage_agent("retrieve", source="questions", sink="qa.facts", state_of=lambda _: "retrieved")
 def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
     deps.tracker.mark(question.request_id, "received", question=question.question, scope=question.scope)
-    return retrieve(question, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy)
+    return retrieve(question, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy, deps.relevance)

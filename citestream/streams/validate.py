@@ -8,4 +8,4 @@ from .deps import Deps
 
 @stage_agent("validate", source="qa.generations", sink="answers", state_of=lambda answer: answer.status)
 def validate_answer(generation: GenerationRecord, deps: Deps) -> ValidatedAnswer:
-    return validate(generation, deps.policy)
+    return validate(generation, deps.policy, deps.relevance)

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from .grounding import grounding_for_query, pack_from_hits
 from .judge import ClaimJudge
 from .llm_judge import LLMJudge
 from .offline import OfflineJudge
+from .relevance_judge import RelevanceJudge
 from .verify import fail_closed, verify_claims
 
 
-def judge_from_settings(settings, llm_factory) -> ClaimJudge:
-    """``CITESTREAM_VERIFY_JUDGE``: offline (default) or llm (the generation backend as judge)."""
-    choice = getattr(settings, "verify_judge", "offline")
-    if choice == "offline":
+def judge_from_settings(settings, llm_factory, relevance_factory) -> ClaimJudge:
+    """``CITESTREAM_VERIFY_JUDGE``: relevance (default: the relevance model plus number and polarity checks),
+    rules (the deterministic term-matching judge) or llm (the generation backend as judge)."""
+    choice = getattr(settings, "verify_judge", "relevance")
+    if choice == "relevance":
+        return RelevanceJudge(relevance_factory())
+    if choice == "rules":
         return OfflineJudge()
     if choice == "llm":
         return LLMJudge(llm_factory())
-    raise ValueError(f"unknown verify_judge {choice!r}: choose offline or llm")
+    raise ValueError(f"unknown verify_judge {choice!r}: choose relevance, rules or llm")
 
 
-__all__ = ["ClaimJudge", "LLMJudge", "OfflineJudge", "fail_closed", "grounding_for_query", "judge_from_settings",
-           "pack_from_hits", "verify_claims"]
+__all__ = ["ClaimJudge", "LLMJudge", "OfflineJudge", "RelevanceJudge", "fail_closed", "judge_from_settings",
+           "verify_claims"]

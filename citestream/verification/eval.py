@@ -61,22 +61,22 @@ def golden_pdfs(rows: Iterable[dict]) -> list[str]:
 
 
 def run_eval(golden: str | Path, corpus: str | Path | None = None, scope: str = "MIXED", k: int = 8,
-             judge: str = "offline") -> dict:
-    """What ``citestream verify-eval`` and ``make eval`` call: ingest the golden set's PDFs (unchanged files are
-    skipped) when ``corpus`` is given, then score every claim against the pack retrieved for it."""
-    from ..config import get_settings
-    from ..embedding import get_embedder
+             judge: str = "relevance") -> dict:
+    """What ``citestream verify-eval`` calls: ingest the golden set's PDFs (unchanged files are skipped) when
+    ``corpus`` is given, then score every claim against the hybrid, reranked pack retrieved for it."""
     from ..ingest import from_pdf, ingest_document
-    from ..llm import backend_from_settings
-    from ..store import ChunkSearch, ChunkStore, engine_for
-    from . import LLMJudge, OfflineJudge, grounding_for_query
+    from ..retrieval import grounding_pack
+    from ..store import ChunkStore
+    from ..streams.deps import get_deps
+    from . import judge_from_settings
 
     rows = load_golden(golden)
-    engine, embedder = engine_for(), get_embedder()
+    deps = get_deps()
     if corpus is not None:
-        store = ChunkStore(engine)
+        store = ChunkStore(deps.engine)
         for pdf in golden_pdfs(rows):
-            ingest_document(from_pdf(Path(corpus) / pdf), store, embedder)
-    search = ChunkSearch(engine)
-    chosen = OfflineJudge() if judge == "offline" else LLMJudge(backend_from_settings(get_settings()))
-    return score_claims(rows, chosen, lambda text: grounding_for_query(text, scope, k, search, embedder)[0])
+            ingest_document(from_pdf(Path(corpus) / pdf), store, deps.embedder)
+    chosen = judge_from_settings(deps.settings.model_copy(update={"verify_judge": judge}), lambda: deps.llm,
+                                 lambda: deps.relevance)
+    return score_claims(rows, chosen, lambda text: grounding_pack(text, scope, k, deps.search, deps.embedder,
+                                                                   deps.policy, deps.relevance).grounding)

@@ -1,0 +1,114 @@
+"""``citestream model ...``: generate questions, build pairs, train, ablate. What ``make model`` runs.
+
+Inputs, all reproducible from a clean clone: the corpus PDFs (``../shared/corpus``), FDA's Q&A
+(``../shared/data/fda-qa/QnA.csv``), and two generated files committed beside this module (``../data/``):
+the LLM questions and the off-topic questions. ``citestream model questions`` regenerates the first into the
+state folder (hours on 2 cores); training takes the state folder's copy when there is one, else the committed one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from ...config import PROJECT_ROOT, get_settings
+from ..model import SHIPPED_DIR, file_sha256
+from .corpus import load_corpus
+from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, write_pairs
+from .questions import STYLES, generate, generate_offtopic, load_questions
+from .train import TrainConfig, split_held_out, train
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+COMMITTED_QUESTIONS = DATA_DIR / "llm_questions.jsonl"
+OFFTOPIC_QUESTIONS = DATA_DIR / "offtopic_questions.txt"
+DEFAULT_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus"
+DEFAULT_FDAQA = PROJECT_ROOT.parent / "shared" / "data" / "fda-qa" / "QnA.csv"
+DEFAULT_LLM = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+HELD_OUT_DOCUMENTS = ("CMC_Impurities_Drug_Products.pdf", "IND_Phase1_Content_Format.pdf")
+
+
+def state_questions() -> Path:
+    return get_settings().state_dir / "relevance" / "llm_questions.jsonl"
+
+
+def questions_file() -> Path:
+    return state_questions() if state_questions().exists() else COMMITTED_QUESTIONS
+
+
+def cmd_questions(args) -> int:
+    model = args.llm or str(get_settings().state_dir / "models" / DEFAULT_LLM)
+    if not Path(model).exists():
+        print(f"no {model}: run `make local-llm` first", file=sys.stderr)
+        return 1
+    chunks = load_corpus(Path(args.corpus))
+    written = generate(chunks, model, state_questions(), total=args.total, styles=args.styles)
+    print(f"{written} new questions in {state_questions()}")
+    return 0
+
+
+def cmd_offtopic(args) -> int:
+    model = args.llm or str(get_settings().state_dir / "models" / DEFAULT_LLM)
+    print(f"{generate_offtopic(model, OFFTOPIC_QUESTIONS)} off-topic questions in {OFFTOPIC_QUESTIONS}")
+    return 0
+
+
+def make_pairs(args, sources) -> list:
+    chunks = load_corpus(Path(args.corpus))
+    offtopic = [q.strip() for q in OFFTOPIC_QUESTIONS.read_text().splitlines() if q.strip()] \
+        if OFFTOPIC_QUESTIONS.exists() else []
+    return build_pairs(chunks, load_questions(questions_file()), fdaqa_rows(Path(args.fdaqa)), offtopic,
+                       sources=sources, noise=not args.no_noise, llm_claims=load_questions(questions_file(), True))
+
+
+def cmd_train(args) -> int:
+    pairs = make_pairs(args, args.sources)
+    train_pairs, held_out = split_held_out(pairs, HELD_OUT_DOCUMENTS if not args.all else ())
+    if args.all:
+        train_pairs, held_out = pairs, []
+    if args.limit:
+        train_pairs = train_pairs[:: max(1, len(train_pairs) // args.limit)]
+    out = Path(args.out)
+    config = replace(TrainConfig(), epochs=args.epochs, layers=args.layers, max_length=args.max_length)
+    if args.pairs_out:
+        write_pairs(pairs, Path(args.pairs_out))
+    print(f"{len(train_pairs)} training pairs, {len(held_out)} held out (sha256 {pairs_sha256(pairs)[:12]})",
+          file=sys.stderr)
+    meta = train(train_pairs, out, config, held_out, extra_metadata={
+        "sources": sorted(args.sources), "noise": not args.no_noise,
+        "llm_questions_sha256": file_sha256(questions_file()),
+        "held_out_documents": [] if args.all else list(HELD_OUT_DOCUMENTS)})
+    print(json.dumps({k: meta[k] for k in ("pairs", "pairs_sha256", "held_out_metrics", "train_seconds")}, indent=1))
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("model", help="make the relevance model: questions, training, ablation")
+    actions = p.add_subparsers(dest="action", required=True)
+
+    q = actions.add_parser("questions", help="have the local LLM write questions about corpus sentences (slow)")
+    q.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    q.add_argument("--llm", help=f"GGUF path (default: the state folder's {DEFAULT_LLM}, from make local-llm)")
+    q.add_argument("--total", type=int, default=1600, help="sentences to sample (each gets every style)")
+    q.add_argument("--styles", nargs="+", default=["own_words", "short"], choices=list(STYLES))
+    q.set_defaults(fn=cmd_questions)
+
+    o = actions.add_parser("offtopic", help="have the local LLM write general questions (negatives), committed")
+    o.add_argument("--llm", help=f"GGUF path (default: the state folder's {DEFAULT_LLM})")
+    o.set_defaults(fn=cmd_offtopic)
+
+    t = actions.add_parser("train", help="build the pairs and fine-tune the cross-encoder")
+    t.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    t.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
+    t.add_argument("--sources", nargs="+", default=list(SOURCES), choices=list(SOURCES))
+    t.add_argument("--no-noise", action="store_true", help="no typo / acronym copies of the questions")
+    t.add_argument("--out", default=str(SHIPPED_DIR), help="where the artifact goes (default: the shipped one)")
+    t.add_argument("--epochs", type=float, default=1.0)
+    t.add_argument("--layers", type=int, default=6)
+    t.add_argument("--max-length", type=int, default=256)
+    t.add_argument("--limit", type=int, help="train on about this many pairs (quick experiments)")
+    t.add_argument("--all", action="store_true", help="hold nothing out (the shipped model)")
+    t.add_argument("--pairs-out", help="also write every pair as JSONL here")
+    t.set_defaults(fn=cmd_train)
