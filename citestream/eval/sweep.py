@@ -1,0 +1,90 @@
+"""Choose the relevance thresholds on the dev split: every combination of the grid, in-process, scored.
+
+``python -m citestream.eval.sweep [--set tests/golden/qa_v2_dev.jsonl]`` prints one line per combination
+(answerable pass, unanswerable refused, incorrect refusal, citation precision) and the best by the rule below.
+It refuses a held-out test split: thresholds are chosen on dev only (docs/relevance.md).
+
+Retrieval runs once per question (with no backstop; the backstop is then applied to its facts), and the
+model's scores are cached per (question, text), so each further combination costs only assembly and validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from .score import fetch_chunk_texts, metrics, score_item
+from .sets import DEV_SET, blind, load_set, set_name
+
+GRID = {
+    "backstop": (0.02, 0.05, 0.1, 0.2),
+    "answer_threshold": (0.3, 0.4, 0.5, 0.6, 0.7),
+    "keep_ratio": (0.7, 0.85),
+    "max_sentences": (2, 3),
+}
+
+
+def objective(m: dict) -> float:
+    """What the product promises, equally weighted: answer the answerable, refuse the rest, cite precisely."""
+    return m["answerable_pass_rate"] + m["correct_refusal"] + 0.5 * m["citation_precision"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--set", default=str(DEV_SET))
+    parser.add_argument("--grid", help='JSON overriding the grid, e.g. {"backstop": [0.1]}')
+    args = parser.parse_args(argv)
+    if blind(set_name(args.set)):
+        print("refusing to tune on a held-out test split", file=sys.stderr)
+        return 2
+    import json
+
+    from ..assembly import assemble
+    from ..filtering import filter_facts
+    from ..generation import generate
+    from ..llm import ExtractiveBackend
+    from ..models import NoAnswer
+    from ..retrieval import retrieve
+    from ..streams.deps import get_deps
+    from ..validation import validate
+    from .run import questions_for
+
+    grid = {**GRID, **(json.loads(args.grid) if args.grid else {})}
+    deps = get_deps()
+    items = load_set(Path(args.set))
+    questions = questions_for(items, "sweep")
+    base = deps.policy
+    open_policy = replace(base, relevance=replace(base.relevance, backstop=0.0))
+    index_version = deps.chunks.index_version()
+    facts = {i.id: retrieve(questions[i.id], deps.search, index_version, deps.embedder, open_policy, deps.relevance)
+             for i in items}
+
+    def answer(item_id: str, policy):
+        record = facts[item_id]
+        best = record.relevance.best if record.relevance else None
+        if record.no_answer is None and (best is None or best < policy.relevance.backstop):
+            record = record.model_copy(update={"facts": [], "no_answer": NoAnswer(code="NOT_RELEVANT", detail="sweep")})
+        prompt = assemble(filter_facts(record, policy), policy, deps.tokens.count, deps.tokens.name, deps.embedder.name)
+        llm = ExtractiveBackend(deps.relevance, policy.relevance)
+        return validate(generate(prompt, llm, deps.ledger), policy, deps.relevance)
+
+    results = []
+    for values in itertools.product(*grid.values()):
+        policy = replace(base, relevance=replace(base.relevance, **dict(zip(grid, values))))
+        answers = {i.id: answer(i.id, policy) for i in items}
+        texts = fetch_chunk_texts(deps.engine, [s.chunk_id for a in answers.values() for s in a.sentences])
+        m = metrics([score_item(i, answers[i.id], texts) for i in items])
+        results.append((objective(m), values, m))
+        print(" ".join(f"{k}={v}" for k, v in zip(grid, values)),
+              f"| answerable {m['answerable_pass_rate']:.3f} refused {m['correct_refusal']:.3f} "
+              f"incorrect_refusal {m['incorrect_refusal']:.3f} citation {m['citation_precision']:.3f}", flush=True)
+    best = max(results, key=lambda r: r[0])
+    print("best:", " ".join(f"{k}={v}" for k, v in zip(grid, best[1])), f"objective {best[0]:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
