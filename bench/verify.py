@@ -21,7 +21,7 @@ from citestream.ingest import ingest_request
 from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument
 from citestream.models.verify import Claim
 from citestream.streams.deps import Deps
-from citestream.verification import OfflineJudge, grounding_for_query, verify_claims
+from citestream.verification import RelevanceJudge, pack_finder, verify_claims
 
 from ._support import Worker, percentile
 
@@ -77,8 +77,8 @@ def run_inprocess() -> list[dict]:
         t_ingest = time.monotonic() - started
         verdicts = {}
         for request in claims:
-            result = verify_claims(request, OfflineJudge(),
-                                   lambda q, s, k: grounding_for_query(q, s, k, deps.search, deps.embedder),
+            result = verify_claims(request, RelevanceJudge(deps.relevance),
+                                   pack_finder(deps.search, deps.embedder, deps.policy, deps.relevance),
                                    deps.policy.version)
             verdicts[request.claims[0].id] = result.outputs.claim_verdicts[0].verdict
         total = time.monotonic() - started

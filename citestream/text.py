@@ -73,15 +73,21 @@ def split_sentences(text: str) -> list[str]:
 _BULLET = re.compile(r"\s*[•●▪◦]\s*")
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
+# A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").
+_TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$")
+_ONLY_MARKER = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)])$")
 MAX_UNIT_WORDS = 80  # longer pieces are run-ons (a list printed without full stops): split into clauses
 
 
 def sentence_units(text: str) -> list[str]:
     """The units an answer is made of: sentences, bulleted items (PDF lists have no full stops between items),
     and the clauses of a run-on longer than ``MAX_UNIT_WORDS`` words, split after ; and :. Line numbers or
-    footnote marks in front of a unit are left out: what remains is still a verbatim span of the source."""
+    footnote marks in front of a unit, and a list marker left at its end ("... as follows: a."), are left out:
+    what remains is still a verbatim span of the source, and a list's lead-in ends with its colon."""
     pieces = (p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence))
-    return [_LEADING_MARKS.sub("", clause) for p in pieces if p.strip() for clause in _clauses(p)]
+    units = (_TRAILING_MARKER.sub("", _LEADING_MARKS.sub("", clause)) for p in pieces if p.strip()
+             for clause in _clauses(p))
+    return [u for u in units if u and not _ONLY_MARKER.match(u)]
 
 
 def _clauses(piece: str) -> list[str]:

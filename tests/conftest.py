@@ -89,6 +89,14 @@ def migrated_database(empty_database):
 
 
 @pytest.fixture(scope="session")
+def relevance():
+    """The relevance model the package ships (the real one, never a stand-in)."""
+    from citestream.relevance import get_relevance_model
+
+    return get_relevance_model("")
+
+
+@pytest.fixture(scope="session")
 def engine(database):
     from citestream.store import engine_for
 

@@ -47,11 +47,19 @@ def test_grounded_answer_on_the_expected_page_passes():
     assert r.matched_phrase == "provide 6 months of data" and r.citations_on_expected == 1
 
 
-def test_phrase_may_come_from_the_cited_evidence_instead_of_the_answer():
+def test_the_phrase_must_be_in_the_answer_not_only_in_the_cited_chunk():
+    """A verbatim neighbour of the fact is grounded, not an answer (qa-v2 scoring)."""
     short = ("Provide 6 months of data.", "stab.pdf", 5, "c-stab")
-    r = score_item(ANSWERABLE.model_copy(update={"must_contain_any": ["three pilot-scale batches"]}),
-                   answer([short]), TEXTS)
-    assert r.outcome == "pass" and r.matched_phrase == "three pilot-scale batches"
+    item = ANSWERABLE.model_copy(update={"must_contain_any": ["three pilot-scale batches"]})
+    assert score_item(item, answer([short]), TEXTS).outcome == "missing_phrase"
+
+
+def test_every_group_of_a_multi_fact_item_must_be_stated():
+    item = ANSWERABLE.model_copy(update={"category": "multi_fact",
+                                         "must_contain_all": [["provide 6 months of data"], ["pilot-scale batches"]]})
+    assert score_item(item, answer([GOOD]), TEXTS).outcome == "missing_phrase"
+    both = (CHUNK, "stab.pdf", 5, "c-stab")
+    assert score_item(item, answer([both]), TEXTS).outcome == "pass"
 
 
 def test_answer_citing_a_page_not_expected_is_miscited():
@@ -147,8 +155,16 @@ def test_gates_pass_at_the_contract_thresholds():
     at_edge = {"baseline": {**GOOD_METRICS, "pass_rate": 0.95, "fallback_used_rate_answerable": 0.15,
                             "incorrect_refusal": 0.02},
                "perturb": {**GOOD_METRICS, "pass_rate": 0.90}}
-    results = evaluate_gates(at_edge)
+    results = evaluate_gates({name: (name, m) for name, m in at_edge.items()})
     assert len(results) == 8 and all(g.passed for g in results)
+
+
+def test_qa_v2_gates_are_the_issue_targets():
+    edge = {"answerable_pass_rate": 0.90, "correct_refusal": 0.92, "incorrect_refusal": 0.05,
+            "citation_precision": 0.85, "hallucination": 0.0}
+    assert all(g.passed for g in evaluate_gates({"qa_v2_test": ("qa-v2", edge)}))
+    failed = evaluate_gates({"qa_v2_dev": ("qa-v2", {**edge, "correct_refusal": 0.91})})
+    assert [(g.role, g.metric) for g in failed if not g.passed] == [("qa_v2_dev", "correct_refusal")]
 
 
 @pytest.mark.parametrize("role, metric, value", [
@@ -159,37 +175,39 @@ def test_gates_pass_at_the_contract_thresholds():
 def test_each_gate_breaches_just_past_its_threshold(role, metric, value):
     by_role = {"baseline": dict(GOOD_METRICS), "perturb": {**GOOD_METRICS, "pass_rate": 0.92}}
     by_role[role][metric] = value
-    failed = [g for g in evaluate_gates(by_role) if not g.passed]
+    failed = [g for g in evaluate_gates({name: (name, m) for name, m in by_role.items()}) if not g.passed]
     assert [(g.role, g.metric) for g in failed] == [(role, metric)]
 
 
 def test_fallback_breach_prints_the_exact_contract_alert():
     assert FALLBACK_ALERT == ("Fallback retrieval triggered too often; check embeddings/index changes or "
                               "similarity calibration.")
-    lines = gate_lines(evaluate_gates({"baseline": {**GOOD_METRICS, "fallback_used_rate_answerable": 0.2}}))
+    lines = gate_lines(evaluate_gates({"baseline": ("baseline",
+                                                    {**GOOD_METRICS, "fallback_used_rate_answerable": 0.2})}))
     assert lines[lines.index("[FAIL] baseline fallback_used_rate_answerable = 0.2000 (gate <= 0.15)") + 1] == \
         FALLBACK_ALERT
-    ok = gate_lines(evaluate_gates({"baseline": GOOD_METRICS}))
+    ok = gate_lines(evaluate_gates({"baseline": ("baseline", GOOD_METRICS)}))
     assert FALLBACK_ALERT not in ok
 
 
 def test_role_of_a_set():
     assert role_of([ANSWERABLE]) == "baseline"
     assert role_of([ANSWERABLE.model_copy(update={"perturbation": "typos", "source_id": "a1"})]) == "perturb"
+    assert role_of([ANSWERABLE.model_copy(update={"kind": "reworded", "perturbation": "typos"})]) == "qa-v2"
 
 
 def _report(results, through="inprocess"):
     s = SetReport(name="golden_set", role="baseline", metrics=metrics(results),
                   per_category=breakdown(results, "category"), items=results)
     return EvalReport(through=through, sets={"golden_set": s},
-                      gates=evaluate_gates({"baseline": s.metrics}))
+                      gates=evaluate_gates({"golden_set": ("baseline", s.metrics)}))
 
 
 def test_report_round_trip_table_and_compare(tmp_path, capsys):
     old = _report([_result("a"), _result("b", outcome="incorrect_refusal", status="refused")])
     new = _report([_result("a"), _result("b")])
     text = render(old)
-    assert "pass_rate" in text and "incorrect_refusal" in text and "[FAIL] baseline pass_rate" in text
+    assert "pass_rate" in text and "incorrect_refusal" in text and "[FAIL] golden_set pass_rate" in text
     old_path, new_path = write_json(old, tmp_path / "old.json"), write_json(new, tmp_path / "new.json")
 
     diff = compare(old, new)
@@ -202,6 +220,19 @@ def test_report_round_trip_table_and_compare(tmp_path, capsys):
 
     assert cmd_eval(Args()) == 0
     assert capsys.readouterr().out == diff
+
+
+def test_a_held_out_test_split_is_never_listed_item_by_item():
+    results = [_result("a"), _result("b", outcome="incorrect_refusal", status="refused")]
+    s = SetReport(name="qa_v2_test", role="qa-v2", metrics=metrics(results),
+                  per_category=breakdown(results, "category"), items=results)
+    report = EvalReport(through="inprocess", sets={"qa_v2_test": s})
+    text = render(report)
+    assert "not listed" in text and f"  {'b':<6}incorrect_refusal" not in text
+    better = EvalReport(through="inprocess", sets={"qa_v2_test": s.model_copy(update={"items": [
+        _result("a"), _result("b")]})})
+    diff = compare(report, better)
+    assert "changed b" not in diff and "1 items changed outcome" in diff
 
 
 def test_plot_writes_a_png(tmp_path):

@@ -89,7 +89,7 @@ def test_one_row_per_execution_with_what_replay_needs(ledger_db):
     rows = ledger.entries_for("led-once")
     assert len(rows) == 1
     payload = rows[0]["payload"]
-    assert rows[0]["prompt_sha256"] == record.prompt.prompt_sha256 and rows[0]["model"] == "extractive-v2"
+    assert rows[0]["prompt_sha256"] == record.prompt.prompt_sha256 and rows[0]["model"] == "extractive-v3"
     assert payload["question"] == QUESTIONS[0] and payload["template_version"] == TEMPLATE_VERSION
     assert payload["answer_bundle"]["evidence_block_text"] == record.answer_bundle.evidence_block_text
     assert payload["generation_status"] == "OK" and payload["attempts"] == 1 and len(payload["output_sha256"]) == 64

@@ -64,14 +64,15 @@ def reply(*rows: dict, confidence="High") -> str:
     return json.dumps({"answer_sentences": list(rows), "confidence": confidence})
 
 
-def run(raw: str, question: str = "How much do DOACs reduce stroke risk?", finish_reason="stop", bundle=BUNDLE):
+def run(raw: str, question: str = "How much do DOACs reduce stroke risk?", finish_reason="stop", bundle=BUNDLE,
+        relevance=None):
     record = GenerationRecord(
         request_id="v-1", policy_version="p", question=question, scope="MIXED", generation_status="OK",
         answer_bundle=bundle, prompt_sha256="ab" * 32,
         llm=LLMExecutionResult(request_id="v-1", model_name="m", prompt_sha256="ab" * 32, generation_status="OK",
                                raw_model_text=raw, finish_reason=finish_reason, attempts=1, llm_latency_ms=1.0),
     )
-    return validate(record, DEFAULT_POLICY)
+    return validate(record, DEFAULT_POLICY, relevance)
 
 
 def assert_refused(answer, code: str | None):
@@ -216,12 +217,51 @@ def test_refusal_that_is_not_exact_fails_closed(raw):
     assert answer.failure_reason.split(":")[0] in {"REFUSAL_NOT_EXACT", "MALFORMED_JSON"}
 
 
-def test_near_miss_refusal_explains_the_related_clause():
-    answer = run(PROMPT_REFUSAL_LOCK, question="Is lecanemab approved for children with Alzheimer's disease?")
+def test_near_miss_refusal_quotes_the_related_clause_the_model_scores_highest(relevance):
+    answer = run(PROMPT_REFUSAL_LOCK, question="Is lecanemab approved for children with Alzheimer's disease?",
+                 relevance=relevance)
     assert_refused(answer, None)
+    assert answer.refusal_code == "NOT_ANSWERING"
     assert answer.related_clause is not None and answer.related_clause.chunk_id == "lec-p7-c1"
     assert answer.related_clause.text in CHUNKS[2][4]  # quoted verbatim, never made up
-    assert answer.explanation.startswith("Related but insufficient:")
+    assert answer.related_clause.relevance < DEFAULT_POLICY.relevance.answer_threshold
+    assert "does not answer the question" in answer.explanation and answer.related_clause.text in answer.explanation
+
+
+# ---------------------------------------------------------------- answerability (R5, with the real model)
+
+
+def test_a_grounded_row_that_does_not_answer_is_dropped_with_its_score(relevance):
+    unrelated = row("Lecanemab targets soluble amyloid-beta protofibrils. [C2]", 2)
+    answer = run(reply(GOOD, unrelated), relevance=relevance)
+    assert answer.status == "answered", answer.failure_reason
+    assert [s.chunk_id for s in answer.sentences] == ["doac-p3-c0"]
+    assert answer.sentences[0].relevance >= DEFAULT_POLICY.relevance.answer_threshold
+    dropped = [d for d in answer.dropped_sentences if d.reason == "NOT_ANSWERING"]
+    assert [d.index for d in dropped] == [1] and dropped[0].relevance < DEFAULT_POLICY.relevance.answer_threshold
+    assert answer.grounding_metrics["answer_threshold"] == DEFAULT_POLICY.relevance.answer_threshold
+
+
+def test_grounded_rows_none_of_which_answer_are_the_refusal(relevance):
+    answer = run(reply(row("Lecanemab targets soluble amyloid-beta protofibrils. [C2]", 2)),
+                 question="How much do DOACs reduce stroke risk in atrial fibrillation?", relevance=relevance)
+    assert_refused(answer, None)
+    assert answer.refusal_code == "NOT_ANSWERING" and answer.related_clause is not None
+    assert [d.reason for d in answer.dropped_sentences] == ["NOT_ANSWERING"]
+
+
+def test_no_evidence_carries_the_reason_decided_upstream():
+    from citestream.models import NoAnswer
+    from citestream.models.assembly import AnswerBundle
+
+    empty = AnswerBundle(request_id="v-1", assembly_status="NO_EVIDENCE", trace=BUNDLE.trace,
+                         assembly_metrics=AssemblyMetrics(retrieved_k=0, selected_k=0))
+    record = GenerationRecord(request_id="v-1", policy_version="p", question="What does Health Canada require?",
+                              scope="MIXED", generation_status="NO_EVIDENCE", answer_bundle=empty,
+                              no_answer=NoAnswer(code="WRONG_AUTHORITY", detail="no Health Canada documents"))
+    answer = validate(record, DEFAULT_POLICY)
+    assert_refused(answer, None)
+    assert answer.refusal_code == "WRONG_AUTHORITY" and answer.explanation == "no Health Canada documents"
 
 
 # ---------------------------------------------------------------- malformed output

@@ -259,8 +259,14 @@ def test_judge_is_chosen_by_settings():
 
     from citestream.verification import judge_from_settings
 
-    assert isinstance(judge_from_settings(SimpleNamespace(verify_judge="offline"), lambda: None), OfflineJudge)
+    from citestream.verification import RelevanceJudge
+
+    model = object()
+    chosen = judge_from_settings(SimpleNamespace(verify_judge="relevance"), lambda: None, lambda: model)
+    assert isinstance(chosen, RelevanceJudge) and chosen.relevance is model
+    assert isinstance(judge_from_settings(SimpleNamespace(verify_judge="rules"), lambda: None, lambda: None),
+                      OfflineJudge)
     backend = OpenAIBackend("http://127.0.0.1:9/v1", "m")
-    assert judge_from_settings(SimpleNamespace(verify_judge="llm"), lambda: backend).backend is backend
+    assert judge_from_settings(SimpleNamespace(verify_judge="llm"), lambda: backend, lambda: None).backend is backend
     with pytest.raises(ValueError, match="verify_judge"):
-        judge_from_settings(SimpleNamespace(verify_judge="oracle"), lambda: None)
+        judge_from_settings(SimpleNamespace(verify_judge="oracle"), lambda: None, lambda: None)

@@ -12,7 +12,8 @@ order, one Phase C row per chunk. Two structural rules, about the evidence and n
 * fragments under 5 words and instructions aimed at a model (a prompt injection inside a document) are not
   quoted;
 * a chosen unit that ends with a colon brings the list items that follow it in its chunk (up to six): the list
-  is the answer the colon announces.
+  is the answer the colon announces; and a chosen unit brings the next one when that one refers back to it
+  ("It typically involves ...", "These include ..."): a definition or a rule often ends in the sentence after.
 """
 
 from __future__ import annotations
@@ -51,13 +52,29 @@ def quotable(unit: str) -> bool:
     return MIN_WORDS <= n <= MAX_UNIT_WORDS and not is_injection(unit)
 
 
-def _with_list_items(kept: list[Candidate], units: dict[tuple[int, int], str]) -> list[Candidate]:
-    """A chosen unit that introduces a list ("... the following conditions apply:") brings its items along."""
+_ANAPHORS = frozenset("it its this these they their such those".split())
+
+
+def refers_back(unit: str) -> bool:
+    """The unit's subject is in the sentence before: it opens with a pronoun, or with one after a sentence adverb
+    ("Typically, it involves ...")."""
+    first = unit.split()[:3]
+    lowered = [w.strip(",;:").lower() for w in first]
+    return bool(lowered) and (lowered[0] in _ANAPHORS
+                              or (first[0].endswith(",") and len(lowered) > 1 and lowered[1] in _ANAPHORS))
+
+
+def _with_continuations(kept: list[Candidate], units: dict[tuple[int, int], str]) -> list[Candidate]:
+    """A chosen unit that introduces a list ("... the following conditions apply:") brings its items along; one
+    followed by a unit that refers back to it brings that unit."""
     out = {(c.block_order, c.position): c for c in kept}
     for c in kept:
-        if not c.sentence.rstrip().endswith(":"):
-            continue
-        for position in range(c.position + 1, c.position + 1 + LIST_ITEMS):
+        if c.sentence.rstrip().endswith(":"):
+            span = range(c.position + 1, c.position + 1 + LIST_ITEMS)
+        else:
+            follower = units.get((c.block_order, c.position + 1))
+            span = range(c.position + 1, c.position + 2) if follower and refers_back(follower) else range(0)
+        for position in span:
             item = units.get((c.block_order, position))
             if item is None:
                 break
@@ -104,7 +121,7 @@ class ExtractiveBackend:
         ranked = sorted((c for c in candidates if c.score >= floor),
                         key=lambda c: (-c.score, c.block_order, c.position))
         kept = ranked[: self.policy.max_sentences]
-        return sorted(_with_list_items(kept, units), key=lambda c: (c.block_order, c.position))
+        return sorted(_with_continuations(kept, units), key=lambda c: (c.block_order, c.position))
 
     def reply(self, chosen: list[Candidate]) -> dict:
         rows: dict[int, dict] = {}

@@ -16,34 +16,47 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+def _rules(*adjectives: str) -> str:
+    """A jurisdiction used as the rule-maker: "Canadian regulations", "Japanese guidelines"."""
+    return (rf"\b(?:{'|'.join(adjectives)})(?:'s)? (?:law|laws|rules|regulations?|requirements?|guidelines?"
+            r"|guidance|directives?|legislation|authorit(?:y|ies)|regulators?|GMP)\b")
+
+
+# A guideline code names ICH ("Q9", "Q8(R2)"), but not FDA's formulation sameness "Q1/Q2" (the lookbehind and the
+# required space or punctuation after the code).
+# ICH's members and observers and a few other drug regulators, by the names people use for them.
 # canonical name → (scope it maps to, or None for a regulator with no scope of its own; patterns)
 _AUTHORITIES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "FDA": ("FDA", (r"\bU\.?S\.? ?FDA\b", r"\bFDA'?s?\b", r"\bFood and Drug Administration\b", r"\bCDER\b",
                     r"\bCBER\b", r"\b21 ?CFR\b")),
     "ICH": ("ICH", (r"\bICH\b", r"\bInternational (?:Council|Conference) (?:for|on) Harmoni[sz]ation\b",
-                    r"\b(?:ICH )?Q(?:[1-9]|1[0-4])[A-E]?(?:\(R\d\))?(?= |,|\?|\.|$)")),
+                    r"(?<!/)\b(?:ICH )?Q(?:[1-9]|1[0-4])[A-E]?(?:\(R\d\))?(?= |,|\?|\.|$)")),
     "EMA": ("EMA", (r"\bEMA'?s?\b", r"\bEMEA\b", r"\bEuropean Medicines Agency\b", r"\bCHMP\b", r"\bEudraLex\b",
                     r"\bEuropean Commission\b", r"\bEU[- ]GMP\b",
-                    r"\b(?:EU|European(?: Union)?)(?:'s)? (?:law|laws|rules|regulations?|requirements?|guidelines?"
-                    r"|directives?|legislation|authorities|regulators?|annex(?:es)?)\b",
+                    _rules("EU", "European", "European Union"), r"\bEU annex(?:es)?\b",
                     r"\b(?:under|per|according to|in accordance with) (?:the )?(?:EU|European Union)(?:'s)?\b")),
     "MHRA": (None, (r"\bMHRA\b", r"\bMedicines and Healthcare products Regulatory Agency\b",
-                    r"\b(?:UK|British)(?:'s)? (?:law|laws|rules|regulations?|requirements?|guidelines?|authorities"
-                    r"|regulators?)\b", r"\b(?:under|per|according to) (?:the )?UK\b")),
-    "Health Canada": (None, (r"\bHealth Canada\b",
-                             r"\bCanadian (?:law|laws|rules|regulations?|requirements?|guidelines?|authorities"
-                             r"|regulators?)\b")),
-    "PMDA": (None, (r"\bPMDA\b", r"\bMHLW\b", r"\bPharmaceuticals and Medical Devices Agency\b",
-                    r"\bJapanese (?:law|laws|rules|regulations?|requirements?|guidelines?|authorities|regulators?)\b")),
-    "TGA": (None, (r"\bTGA\b", r"\bTherapeutic Goods Administration\b",
-                   r"\bAustralian (?:law|laws|rules|regulations?|requirements?|guidelines?|authorities|regulators?)\b")),
+                    _rules("UK", "British"), r"\b(?:under|per|according to) (?:the )?UK\b")),
+    "Health Canada": (None, (r"\bHealth Canada\b", _rules("Canadian"))),
+    "PMDA": (None, (r"\bPMDA\b", r"\bMHLW\b", r"\bPharmaceuticals and Medical Devices Agency\b", _rules("Japanese"))),
+    "TGA": (None, (r"\bTGA\b", r"\bTherapeutic Goods Administration\b", _rules("Australian"))),
     "WHO": (None, (r"\bWHO\b", r"\bWorld Health Organi[sz]ation\b")),
-    "NMPA": (None, (r"\bNMPA\b", r"\bCFDA\b", r"\bNational Medical Products Administration\b",
-                    r"\bChinese (?:law|laws|rules|regulations?|requirements?|guidelines?|authorities|regulators?)\b")),
-    "Swissmedic": (None, (r"\bSwissmedic\b",)),
-    "ANVISA": (None, (r"\bANVISA\b",)),
-    "CDSCO": (None, (r"\bCDSCO\b", r"\bIndian (?:law|laws|rules|regulations?|requirements?|guidelines?"
-                                   r"|authorities|regulators?)\b")),
+    "NMPA": (None, (r"\bNMPA\b", r"\bCFDA\b", r"\bNational Medical Products Administration\b", _rules("Chinese"))),
+    "Swissmedic": (None, (r"\bSwissmedic\b", _rules("Swiss"))),
+    "ANVISA": (None, (r"\bANVISA\b", _rules("Brazilian"))),
+    "MFDS": (None, (r"\bMFDS\b", r"\bMinistry of Food and Drug Safety\b", _rules("Korean"))),
+    "HSA": (None, (r"\bHealth Sciences Authority\b", _rules("Singaporean", "Singapore"))),
+    "TFDA": (None, (r"\bTFDA\b", r"\bTaiwan FDA\b", _rules("Taiwanese"))),
+    "TITCK": (None, (r"\bTITCK\b", r"\bTurkish Medicines\b", _rules("Turkish"))),
+    "SFDA": (None, (r"\bSFDA\b", r"\bSaudi Food and Drug Authority\b", _rules("Saudi"))),
+    "COFEPRIS": (None, (r"\bCOFEPRIS\b", _rules("Mexican"))),
+    "SAHPRA": (None, (r"\bSAHPRA\b", _rules("South African"))),
+    "EDA": (None, (r"\bEgyptian Drug Authority\b", _rules("Egyptian"))),
+    "CDSCO": (None, (r"\bCDSCO\b", _rules("Indian"))),
+    "Roszdravnadzor": (None, (r"\bRoszdravnadzor\b", _rules("Russian"))),
+    "Medsafe": (None, (r"\bMedsafe\b", _rules("New Zealand"))),
+    "ANMAT": (None, (r"\bANMAT\b", _rules("Argentine", "Argentinian"))),
+    "INVIMA": (None, (r"\bINVIMA\b", _rules("Colombian"))),
     "PIC/S": (None, (r"\bPIC/?S\b",)),
 }
 _PATTERNS = {name: re.compile("|".join(patterns)) for name, (_, patterns) in _AUTHORITIES.items()}

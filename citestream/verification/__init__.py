@@ -6,7 +6,7 @@ from .judge import ClaimJudge
 from .llm_judge import LLMJudge
 from .offline import OfflineJudge
 from .relevance_judge import RelevanceJudge
-from .verify import fail_closed, verify_claims
+from .verify import fail_closed, pack_finder, verify_claims
 
 
 def judge_from_settings(settings, llm_factory, relevance_factory) -> ClaimJudge:
@@ -23,4 +23,4 @@ def judge_from_settings(settings, llm_factory, relevance_factory) -> ClaimJudge:
 
 
 __all__ = ["ClaimJudge", "LLMJudge", "OfflineJudge", "RelevanceJudge", "fail_closed", "judge_from_settings",
-           "verify_claims"]
+           "pack_finder", "verify_claims"]

@@ -13,6 +13,16 @@ PackForQuery = Callable[[str, str, int], tuple[GroundingPack | None, AgentError 
 """(query, scope, k) → the pack, or a structured error (empty query, missing collection)."""
 
 
+def pack_finder(search, embedder, policy, relevance) -> PackForQuery:
+    """The hybrid, reranked GroundingPack of the retrieve stage's own path (rag-loop-acceptance §1.2, §3)."""
+    from ..retrieval import grounding_pack
+
+    def find(query: str, scope: str, k: int):
+        result = grounding_pack(query, scope, k, search, embedder, policy, relevance)
+        return result.grounding, result.error
+    return find
+
+
 def fail_closed(verdict: ClaimVerdict, pack: GroundingPack | None) -> ClaimVerdict:
     """Evidence must name chunks of the pack; a pass left without evidence becomes unclear."""
     known = {c.chunk_id for c in pack.chunks} if pack else set()

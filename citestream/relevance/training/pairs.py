@@ -14,7 +14,9 @@ Every source teaches something the others do not; ``make model-ablation`` measur
   text that answered it (0), and the same question with its own authority named (1): whose rules were asked for
   decides.
 * ``premise`` — a question narrowed by a qualifier the text never mentions ("... for veterinary drugs?") against
-  the text that answered the plain question (0): an on-topic text that does not cover what was asked.
+  the text that answered the plain question (0): an on-topic text that does not cover what was asked; and a
+  question built on a false premise — a corpus sentence with its polarity flipped or a number changed, asked
+  about ("Why must applicants ...?", "Since ..., how ...?") — against the very sentence it falsifies (0).
 * ``claims`` — sentences the local LLM restated as claims in its own words, numbers kept: the source sentence
   supports its claim (1); the claim with a number changed or its polarity flipped does not (0), nor do the
   chunk's other sentences. The same judgment then serves claim verification.
@@ -329,6 +331,27 @@ def premise_pairs(positives: Sequence[Pair], rng: random.Random) -> list[Pair]:
     return out
 
 
+PREMISE_FORMS = ("Why {s}?", "Since {s}, what does that mean for applicants?", "Given that {s}, how should a sponsor "
+                 "proceed?", "I read that {s}. What is the reason for that?", "What is the rationale for the rule that "
+                 "{s}?", "Because {s}, what do we need to submit?")
+
+
+def false_premise_pairs(chunks: Sequence[CorpusChunk], rng: random.Random, n: int) -> list[Pair]:
+    """Questions presupposing a falsified corpus sentence, against that sentence and its chunk (0)."""
+    units = [(u, c) for c in chunks for u in c.units if informative(u, 8, 40)]
+    out: list[Pair] = []
+    for unit, chunk in rng.sample(units, min(n, len(units))):
+        wrong = changed_number(unit, rng) if rng.random() < 0.4 else None
+        wrong = wrong or flipped(unit)
+        if not wrong or wrong == unit:
+            continue
+        clause = _lower_first(wrong.rstrip(" .;:"))
+        q = rng.choice(PREMISE_FORMS).format(s=clause)
+        out += [Pair(q, unit, 0, "premise", "sentence", chunk.pdf), Pair(q, chunk.text, 0, "premise", "passage",
+                                                                         chunk.pdf)]
+    return out
+
+
 def offtopic_pairs(questions: Sequence[str], chunks: Sequence[CorpusChunk], rng: random.Random) -> list[Pair]:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -434,6 +457,7 @@ def build_pairs(chunks: Sequence[CorpusChunk], llm_questions: Sequence[dict], fd
                                  | {u: c for c in chunks for u in c.units}, rng)
     if "premise" in sources:
         pairs += premise_pairs(rng.sample(base, len(base) // 4), rng)
+        pairs += false_premise_pairs(chunks, rng, len(base) // 4)
     if "offtopic" in sources and offtopic_questions:
         pairs += offtopic_pairs(offtopic_questions, chunks, rng)
     if noise:

@@ -45,11 +45,12 @@ def _load_base(layers: int):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from ...embedding import model_path
+    from ...embedding import model_path, quiet_model_loading
 
     path = model_path()
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    with quiet_model_loading():
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
     if layers < model.config.num_hidden_layers:
         model.bert.encoder.layer = model.bert.encoder.layer[:layers]
         model.config.num_hidden_layers = layers
