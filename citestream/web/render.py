@@ -117,8 +117,10 @@ def highlight_boxes(doc: DocumentInfo, page: int, chunk_text: str) -> list[Box]:
         finally:
             pdf.close()
     found = [len(s) >= MIN_MATCH_CHARS and s in wanted for s in segments]
-    # a short segment ("industry,") counts when it occurs in the chunk and a neighbour was found
-    short = [not f and bool(s) and s in wanted and any(found[j] for j in (i - 1, i + 1) if 0 <= j < len(found))
+    # a short word ("industry,") counts when it occurs in the chunk and a neighbour was found; a bare number
+    # does not (margin line numbers sit next to every line)
+    short = [not f and not s.isdigit() and bool(s) and s in wanted
+             and any(found[j] for j in (i - 1, i + 1) if 0 <= j < len(found))
              for i, (s, f) in enumerate(zip(segments, found))]
     return [Box(round(left / width, 5), round(1 - top / height, 5), round((right - left) / width, 5),
                 round((top - bottom) / height, 5))
