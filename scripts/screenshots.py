@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.browser_support import chromium  # noqa: E402
 
 QUESTIONS = [  # newest answer first on the page: the last question's first citation is the one opened
-    ("What does the guidance say about continuous manufacturing?", "MIXED"),
+    ("What is the boiling point of liquid nitrogen?", "MIXED"),
     ("Does CPG Sec. 490.100 apply to biological products?", "MIXED"),
     ("What does 21 CFR Part 11 require for electronic signatures?", "FDA"),
 ]
