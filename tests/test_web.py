@@ -13,7 +13,7 @@ from citestream.models import DeadLetter
 from citestream.web.uploads import safe_stem
 from citestream.web.views import deadletter_view, printable, record_summary
 
-from .web_support import UPLOAD_MAX_MB, ingest_pdfs, write_pdf
+from .web_support import UPLOAD_MAX_MB, ingest_pdfs, publish_raw, write_pdf
 
 
 # --- pure helpers ---------------------------------------------------------------------------------
@@ -129,6 +129,9 @@ def test_page_images_come_only_from_ingested_documents(http, web_stack, embedder
 
 @pytest.mark.e2e
 def test_events_stream_starts_with_a_snapshot_and_carries_answers(http, web_stack):
+    # records on an outcome topic that break its contract are skipped by the page, which keeps going
+    publish_raw(web_stack.settings, "answers", b"garbage-1", b"<script>not json")
+    publish_raw(web_stack.settings, "answers", b"garbage-2", b'{"request_id": "garbage-2", "sentences": 5}')
     rid = http.post("/api/questions", json={"question": "What does lecanemab target?"}).json()["request_id"]
     seen_snapshot, answer = False, None
     deadline = time.monotonic() + 120
@@ -146,3 +149,4 @@ def test_events_stream_starts_with_a_snapshot_and_carries_answers(http, web_stac
                 break
     assert seen_snapshot and answer is not None
     assert http.get(f"/api/answers/{rid}").json()["data"]["request_id"] == rid
+    assert http.get("/api/answers/garbage-2").status_code == 404 and http.get("/healthz").json()["ok"]

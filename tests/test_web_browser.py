@@ -157,6 +157,7 @@ def test_request_timeline_shows_each_stage_record_and_the_verified_ledger(page, 
     page.locator("#records .step").first.wait_for(timeout=30_000)
     topics = page.locator("#records .badge.topic").all_inner_texts()
     assert topics == ["questions", "qa.facts", "qa.relevant", "qa.prompts", "qa.generations", "answers"]
+    assert "null" not in page.locator("#records .step").first.inner_text()
     assert page.locator("#chain .badge").inner_text() == "ledger verify: ok"
     assert page.locator("#ledger .badge").inner_text() == "replay MATCH"
     state = page.locator("#state").inner_text()

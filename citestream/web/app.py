@@ -16,7 +16,7 @@ from importlib.resources import files
 from pathlib import Path
 from urllib.parse import unquote
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -48,14 +48,24 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def _valid_id(value: str) -> bool:
-    from pydantic import TypeAdapter
+_REQUEST_ID = TypeAdapter(RequestId)
 
+
+def _valid_id(value: str) -> bool:
     try:
-        TypeAdapter(RequestId).validate_python(value)
+        _REQUEST_ID.validate_python(value)
         return True
     except ValidationError:
         return False
+
+
+async def _publish(bridge: Bridge, topic: str, record) -> JSONResponse | None:
+    """None once the broker acknowledged the record; otherwise the 503 to answer with."""
+    try:
+        await bridge.publish(topic, record)
+    except Exception as exc:  # noqa: BLE001 - any client error means: not sent
+        return _error(503, f"the broker did not take the record ({type(exc).__name__}); try again")
+    return None
 
 
 def create_app(settings: Settings | None = None, web: WebSettings | None = None) -> Starlette:
@@ -117,7 +127,8 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
                                      scope=scope)
         except ValidationError as exc:
             return _error(422, "; ".join(e["msg"] for e in exc.errors()))
-        await bridge.publish("questions", question)
+        if failed := await _publish(bridge, "questions", question):
+            return failed
         return JSONResponse({"request_id": question.request_id, "question": question.question, "scope": scope},
                             status_code=202)
 
@@ -151,7 +162,8 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         except UploadRejected as exc:
             return _error(400, str(exc))
         ingest = IngestRequest(request_id=f"web-ingest-{uuid.uuid4().hex[:12]}", paths=[str(path)])
-        await bridge.publish("documents.ingest", ingest)
+        if failed := await _publish(bridge, "documents.ingest", ingest):
+            return failed
         return JSONResponse({"request_id": ingest.request_id, "file": path.name,
                              "bytes": path.stat().st_size}, status_code=202)
 

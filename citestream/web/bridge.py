@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.errors import KafkaConnectionError
 from pydantic import BaseModel, ValidationError
 
 from ..config import Settings
@@ -68,6 +69,7 @@ class Bridge:
         self.subscribers: set[asyncio.Queue] = set()
         self.ready = asyncio.Event()
         self._topic_names = {settings.topic(name): name for name in (*READ_IN_FULL, *STAGE_TOPICS)}
+        self._delivered: dict[tuple[str, int], int] = {}  # last offset passed on, per partition
         self._producer: AIOKafkaProducer | None = None
         self._consumer: AIOKafkaConsumer | None = None
         self._task: asyncio.Task | None = None
@@ -75,6 +77,23 @@ class Bridge:
     # --- life cycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Connect, waiting for a broker that is not up yet (as the worker does) instead of failing."""
+        delay = 0.5
+        while True:
+            try:
+                await self._connect()
+                return
+            except KafkaConnectionError as exc:
+                log.warning("web bridge: broker %s not reachable (%s), retrying in %.1fs",
+                            self.settings.bootstrap_servers, exc, delay)
+                for client in (self._consumer, self._producer):
+                    if client is not None:
+                        await client.stop()
+                self._consumer = self._producer = None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10)
+
+    async def _connect(self) -> None:
         servers = self.settings.bootstrap_servers
         self._producer = AIOKafkaProducer(bootstrap_servers=servers, acks="all", linger_ms=5)
         await self._producer.start()
@@ -126,6 +145,10 @@ class Bridge:
         topic = self._topic_names.get(full_topic)
         if topic is None:
             return
+        # a rebalance seeks back by the backlog again: records already passed on are not passed on twice
+        if message.offset <= self._delivered.get((full_topic, message.partition), -1):
+            return
+        self._delivered[(full_topic, message.partition)] = message.offset
         key = message.key.decode("utf-8", errors="replace") if message.key else None
         self.stage_counts[topic] += 1
         if topic in READ_IN_FULL:

@@ -546,10 +546,11 @@
       } else {
         const dl = h('dl', { class: 'facts' });
         for (const [k, v] of Object.entries(rec.summary)) {
-          dl.append(h('dt', { text: k }), h('dd', { text: v === null ? '—' : v }));
+          dl.append(h('dt', { text: k }), h('dd', { text: v === null ? '—' : String(v) }));
         }
-        li.append(dl, traceBars(rec.trace),
-          h('details', {}, h('summary', { text: 'record JSON' }), h('pre', { class: 'json', text: rec.json })));
+        li.append(...[dl, traceBars(rec.trace),
+          h('details', {}, h('summary', { text: 'record JSON' }), h('pre', { class: 'json', text: rec.json }))]
+          .filter(Boolean));
       }
       records.append(li);
     }
