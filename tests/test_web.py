@@ -150,3 +150,31 @@ def test_events_stream_starts_with_a_snapshot_and_carries_answers(http, web_stac
     assert seen_snapshot and answer is not None
     assert http.get(f"/api/answers/{rid}").json()["data"]["request_id"] == rid
     assert http.get("/api/answers/garbage-2").status_code == 404 and http.get("/healthz").json()["ok"]
+
+
+@pytest.mark.e2e
+def test_without_a_broker_the_page_still_serves_and_stops_on_a_signal(tmp_path):
+    """The page waits for the broker in the background: it serves, refuses writes with 503, and exits on SIGTERM."""
+    from .browser_support import WebProcess
+    from .reliability_support import free_port
+
+    nothing_there = free_port(59990)
+    web = WebProcess(tmp_path / "web.log", free_port(58280),
+                     {"CITESTREAM_BROKER_URL": f"kafka://127.0.0.1:{nothing_there}"})
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                health = httpx.get(f"{web.url}/healthz", timeout=2).json()
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, web.log_path.read_text()
+                time.sleep(0.3)
+        assert health["connected"] is False
+        assert httpx.get(f"{web.url}/", timeout=5).status_code == 200
+        refused = httpx.post(f"{web.url}/api/questions", json={"question": "What does lecanemab target?"}, timeout=10)
+        assert refused.status_code == 503 and "broker" in refused.json()["error"]
+    finally:
+        started = time.monotonic()
+        web.stop()
+        assert time.monotonic() - started < 10 and web.proc.returncode is not None

@@ -91,7 +91,8 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         return endpoint
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True, "consumer_group": bridge.group, "assigned": bridge.ready.is_set()})
+        return JSONResponse({"ok": True, "consumer_group": bridge.group, "connected": bridge.connected,
+                             "assigned": bridge.ready.is_set()})
 
     async def events(request: Request) -> Response:
         """One stream per browser: a snapshot of recent records first, then every record as it arrives."""

@@ -73,25 +73,35 @@ class Bridge:
         self._producer: AIOKafkaProducer | None = None
         self._consumer: AIOKafkaConsumer | None = None
         self._task: asyncio.Task | None = None
+        self.connected = False
 
     # --- life cycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect, waiting for a broker that is not up yet (as the worker does) instead of failing."""
+        """Connect in the background: the page serves (and says "reconnecting") while the broker is away,
+        and the process stops on a signal whatever the broker does."""
+        self._task = asyncio.create_task(self._main(), name="web-bridge")
+
+    async def _main(self) -> None:
         delay = 0.5
         while True:
             try:
                 await self._connect()
-                return
+                break
             except KafkaConnectionError as exc:
                 log.warning("web bridge: broker %s not reachable (%s), retrying in %.1fs",
                             self.settings.bootstrap_servers, exc, delay)
-                for client in (self._consumer, self._producer):
-                    if client is not None:
-                        await client.stop()
-                self._consumer = self._producer = None
+                await self._close_clients()
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10)
+        self.connected = True
+        await self._run()
+
+    async def _close_clients(self) -> None:
+        for client in (self._consumer, self._producer):
+            if client is not None:
+                await client.stop()
+        self._consumer = self._producer = None
 
     async def _connect(self) -> None:
         servers = self.settings.bootstrap_servers
@@ -104,15 +114,12 @@ class Bridge:
         )
         await self._consumer.start()
         self._consumer.subscribe(topics=sorted(self._topic_names), listener=_StartNearTheEnd(self))
-        self._task = asyncio.create_task(self._run(), name="web-bridge")
 
     async def stop(self) -> None:
         if self._task:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
-        for client in (self._consumer, self._producer):
-            if client is not None:
-                await client.stop()
+        await self._close_clients()
 
     async def _seek_backlog(self, assigned: list[TopicPartition]) -> None:
         consumer = self._consumer
@@ -208,7 +215,8 @@ class Bridge:
 
     async def publish(self, topic: str, record: BaseModel) -> None:
         """Send one record keyed by its request_id and wait for the broker's acknowledgement."""
-        assert self._producer is not None
+        if not self.connected or self._producer is None:
+            raise KafkaConnectionError("not connected to the broker yet")
         await self._producer.send_and_wait(self.settings.topic(topic), value=record.model_dump_json().encode(),
                                            key=record.request_id.encode())
 
