@@ -19,5 +19,5 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing chromium from Debian's packages for the browser tests (about a minute)"
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 "$CHROMIUM" --version 2>/dev/null || true
