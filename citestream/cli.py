@@ -147,6 +147,24 @@ def cmd_worker(args) -> int:
     return 0
 
 
+def cmd_web(args) -> int:
+    """The web page (citestream/web): a Kafka client serving browsers; see docs/web.md."""
+    import uvicorn
+
+    from .web import create_app
+    from .web.settings import get_web_settings
+
+    web = get_web_settings()
+    if args.host or args.port:
+        web = web.model_copy(update={k: v for k, v in (("host", args.host), ("port", args.port)) if v})
+    logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.WARNING)  # a line per partition on every group join
+    print(f"citestream web on {web.url}", flush=True)
+    uvicorn.run(create_app(web=web), host=web.host, port=web.port, log_level=args.loglevel,
+                timeout_graceful_shutdown=3, access_log=False)
+    return 0
+
+
 def cmd_reconcile(args) -> int:
     import asyncio
 
@@ -242,6 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("worker", help="run the stream agents")
     p.add_argument("--loglevel", default="info")
     p.set_defaults(fn=cmd_worker)
+
+    p = sub.add_parser("web", help="serve the web page (ask, live flow, citations, documents)")
+    p.add_argument("--host", help="listen address (default CITESTREAM_UI_HOST, 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default CITESTREAM_UI_PORT, 8088)")
+    p.add_argument("--loglevel", default="info")
+    p.set_defaults(fn=cmd_web)
 
     p = sub.add_parser("reconcile", help="re-drive questions that have no outcome (also runs inside the worker)")
     p.add_argument("--after", type=float, help="seconds without progress before a re-drive (default from settings)")

@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 WORKER_PID=""
+WEB_PID=""
 
 cleanup() {
+  if [ -n "$WEB_PID" ]; then kill "$WEB_PID" 2>/dev/null || true; wait "$WEB_PID" 2>/dev/null || true; fi
   if [ -n "$WORKER_PID" ]; then kill "$WORKER_PID" 2>/dev/null || true; wait "$WORKER_PID" 2>/dev/null || true; fi
   make -s down OWNER="$OWNER"
 }
@@ -40,4 +42,19 @@ wait_worker_ready() {
     sleep 0.5
   done
   grep -q "Worker ready" "$1" || { echo "worker not ready after 300 s"; tail -50 "$1"; exit 1; }
+}
+
+# start_web LOG: `citestream web` in the background (stopped on exit); waits until it answers /healthz.
+start_web() {
+  echo "starting the web page (log: $1)"
+  .venv/bin/citestream web > "$1" 2>&1 &
+  WEB_PID=$!
+  local url="http://127.0.0.1:${CITESTREAM_UI_PORT:-8088}/healthz"
+  for _ in $(seq 1 120); do
+    .venv/bin/python -c "import sys,urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)" "$url" \
+      2>/dev/null && return 0
+    kill -0 "$WEB_PID" 2>/dev/null || { echo "citestream web exited:"; tail -20 "$1"; exit 1; }
+    sleep 0.5
+  done
+  echo "citestream web not answering after 60 s"; tail -20 "$1"; exit 1
 }

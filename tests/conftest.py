@@ -176,3 +176,6 @@ def own_topics_worker(settings, name: str, log_path, env: dict[str, str]):
         yield worker, settings.model_copy(update={"topic_prefix": prefix})
     finally:
         worker.stop()
+
+
+from .web_support import web_stack  # noqa: E402,F401 (the web page's stack, one per session for tests/test_web*.py)

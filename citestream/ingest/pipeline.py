@@ -75,7 +75,7 @@ def from_pdf(path: Path, authority: str | None = None, doc_id: str | None = None
     return SourceDocument(
         doc_id=doc_id or doc_id_for(path), pdf=path.name, pages=[p.text for p in pages],
         content_sha256=hashlib.sha256(data).hexdigest(), authority=decision.authority, title=path.stem,
-        source=str(path), blocks=extract_blocks(pages), authority_source=decision.source,
+        source=str(path.resolve()), blocks=extract_blocks(pages), authority_source=decision.source,
     )
 
 

@@ -1,0 +1,213 @@
+"""The ASGI app: static pages, a JSON API and one server-sent-events stream, over the Kafka bridge.
+
+Pages are plain HTML shells; ``static/app.js`` fills them from the API and the
+event stream with ``textContent`` only. Every route that reads a topic goes
+through the bridge or the timeline reader; the only database reads are the
+documents, chunks, request state and ledger (``queries``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from importlib.resources import files
+from pathlib import Path
+from urllib.parse import unquote
+
+from pydantic import TypeAdapter, ValidationError
+from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..config import Settings, get_settings
+from ..models import IngestRequest, QuestionEvent
+from ..models.common import RequestId
+from ..store import engine_for
+from . import queries, render
+from .bridge import Bridge, sse_payload
+from .security import SecurityHeaders
+from .settings import WebSettings, get_web_settings
+from .timeline import timeline
+from .uploads import UploadRejected, save_upload
+
+PACKAGE = Path(str(files("citestream.web")))
+PAGES = {"/": "ask.html", "/live": "live.html", "/documents": "documents.html", "/cite": "cite.html",
+         "/request": "request.html"}
+SCOPES = ("MIXED", "FDA", "EMA", "ICH", "SOPS")
+KEEPALIVE_S = 15
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+_REQUEST_ID = TypeAdapter(RequestId)
+
+
+def _valid_id(value: str) -> bool:
+    try:
+        _REQUEST_ID.validate_python(value)
+        return True
+    except ValidationError:
+        return False
+
+
+async def _publish(bridge: Bridge, topic: str, record) -> JSONResponse | None:
+    """None once the broker acknowledged the record; otherwise the 503 to answer with."""
+    try:
+        await bridge.publish(topic, record)
+    except Exception as exc:  # noqa: BLE001 - any client error means: not sent
+        return _error(503, f"the broker did not take the record ({type(exc).__name__}); try again")
+    return None
+
+
+def create_app(settings: Settings | None = None, web: WebSettings | None = None) -> Starlette:
+    settings = settings or get_settings()
+    web = web or get_web_settings()
+    bridge = Bridge(settings, web)
+    engine = engine_for(settings.database_url)
+    page_cache = settings.state_dir / "web" / "pages"
+    uploads_dir = settings.state_dir / "uploads"
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        await bridge.start()
+        try:
+            yield
+        finally:
+            await bridge.stop()
+
+    def page(name: str):
+        async def endpoint(request: Request) -> Response:
+            return FileResponse(PACKAGE / "pages" / name, media_type="text/html; charset=utf-8",
+                                headers={"cache-control": "no-cache"})
+        return endpoint
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"ok": True, "consumer_group": bridge.group, "connected": bridge.connected,
+                             "assigned": bridge.ready.is_set()})
+
+    async def events(request: Request) -> Response:
+        """One stream per browser: a snapshot of recent records first, then every record as it arrives."""
+        queue = bridge.subscribe()
+
+        async def stream():
+            try:
+                yield ServerSentEvent(data=json.dumps(bridge.snapshot(), ensure_ascii=False), event="snapshot")
+                while True:
+                    event = await queue.get()
+                    if event is None:  # dropped for falling behind; the browser reconnects
+                        return
+                    yield ServerSentEvent(data=sse_payload(event), event=event.kind)
+            finally:
+                bridge.unsubscribe(queue)
+
+        return EventSourceResponse(stream(), ping=KEEPALIVE_S, headers={"cache-control": "no-cache"})
+
+    async def ask(request: Request) -> Response:
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _error(415, "send the question as application/json")
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "the body is not JSON")
+        if not isinstance(body, dict):
+            return _error(400, "the body must be a JSON object")
+        scope = body.get("scope", "MIXED")
+        if scope not in SCOPES:
+            return _error(422, f"scope must be one of {', '.join(SCOPES)}")
+        try:
+            question = QuestionEvent(request_id=f"web-{uuid.uuid4().hex[:16]}", question=body.get("question", ""),
+                                     scope=scope)
+        except ValidationError as exc:
+            return _error(422, "; ".join(e["msg"] for e in exc.errors()))
+        if failed := await _publish(bridge, "questions", question):
+            return failed
+        return JSONResponse({"request_id": question.request_id, "question": question.question, "scope": scope},
+                            status_code=202)
+
+    def latest(kind: str):
+        """The last record of ``kind`` the page has seen for a request (for a browser that missed the event)."""
+        async def endpoint(request: Request) -> Response:
+            event = bridge.latest(kind, request.path_params["request_id"])
+            if event is None:
+                return _error(404, "not seen yet")
+            return JSONResponse(event.model_dump(mode="json"))
+        return endpoint
+
+    async def request_timeline(request: Request) -> Response:
+        rid = request.path_params["request_id"]
+        if not _valid_id(rid):
+            return _error(422, "not a request_id")
+        return JSONResponse(await timeline(settings, web, engine, rid))
+
+    async def documents(request: Request) -> Response:
+        docs = await asyncio.to_thread(queries.list_documents, engine)
+        return JSONResponse({"documents": [queries.public_document(d) for d in docs]})
+
+    async def upload(request: Request) -> Response:
+        """Body: the PDF's bytes; ``X-Filename``: its name (a custom header: cross-site forms cannot send it)."""
+        name = request.headers.get("x-filename")
+        if name is None:
+            return _error(400, "missing X-Filename header")
+        name = unquote(name)
+        try:
+            path = await save_upload(request.stream(), name, uploads_dir, int(web.upload_max_mb * (1 << 20)))
+        except UploadRejected as exc:
+            return _error(400, str(exc))
+        ingest = IngestRequest(request_id=f"web-ingest-{uuid.uuid4().hex[:12]}", paths=[str(path)])
+        if failed := await _publish(bridge, "documents.ingest", ingest):
+            return failed
+        return JSONResponse({"request_id": ingest.request_id, "file": path.name,
+                             "bytes": path.stat().st_size}, status_code=202)
+
+    async def chunk(request: Request) -> Response:
+        info = await asyncio.to_thread(queries.get_chunk, engine, request.path_params["chunk_id"])
+        if info is None:
+            return _error(404, "no such chunk in the index (it may have been re-ingested)")
+        data = {"chunk_id": info.chunk_id, "kind": info.kind, "page": info.page, "section": info.section,
+                "text": info.text, "document": queries.public_document(info.document), "image": None,
+                "boxes": [], "unavailable": None}
+        try:
+            boxes = await asyncio.to_thread(render.highlight_boxes, info.document, info.page, info.text)
+            data["boxes"] = [b.__dict__ for b in boxes]
+            data["image"] = f"/api/pages/{info.document.doc_id}/{info.page}.png"
+        except render.PageUnavailable as exc:
+            data["unavailable"] = str(exc)
+        return JSONResponse(data)
+
+    async def page_image(request: Request) -> Response:
+        doc = await asyncio.to_thread(queries.get_document, engine, request.path_params["doc_id"])
+        if doc is None:
+            return _error(404, "no such document")
+        try:
+            path = await asyncio.to_thread(render.page_png, doc, request.path_params["page"], page_cache)
+        except render.PageUnavailable as exc:
+            return _error(404, str(exc))
+        return FileResponse(path, media_type="image/png", headers={"cache-control": "private, max-age=3600"})
+
+    routes = [Route(path, page(name)) for path, name in PAGES.items()]
+    routes += [
+        Route("/healthz", health),
+        Route("/api/events", events),
+        Route("/api/questions", ask, methods=["POST"]),
+        Route("/api/answers/{request_id:str}", latest("answer")),
+        Route("/api/requests/{request_id:str}", request_timeline),
+        Route("/api/documents", documents),
+        Route("/api/documents", upload, methods=["POST"]),
+        Route("/api/ingests/{request_id:str}", latest("ingested")),
+        Route("/api/chunks/{chunk_id:str}", chunk),
+        Route("/api/pages/{doc_id:str}/{page:int}.png", page_image),
+        Mount("/static", StaticFiles(directory=PACKAGE / "static"), name="static"),
+    ]
+    middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=web.host_list())]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.bridge = bridge
+    return app

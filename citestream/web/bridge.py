@@ -1,0 +1,225 @@
+"""The page's Kafka client: publish to topics, read the outcome topics in a consumer group of its own.
+
+The page is one more consumer of the flow, like any downstream application:
+it never calls a stage function. One consumer (group ``<app_id>-web``) reads
+``answers``, ``ops.alerts``, ``qa.deadletter`` and ``documents.ingested`` in
+full, and only the keys of the stage topics (to show a question moving through
+the flow). Each record becomes a :class:`WebEvent`, kept in small in-memory
+buffers for browsers that connect later and fanned out to every open
+server-sent-events stream.
+
+On each partition assignment the consumer starts ``backlog`` records before the
+end, so a fresh page shows recent traffic; the group commits nothing (the page
+keeps no state worth resuming).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.errors import KafkaConnectionError
+from pydantic import BaseModel, ValidationError
+
+from ..config import Settings
+from ..models import DeadLetter, FallbackRateAlert, IngestResult, ValidatedAnswer
+from .settings import WebSettings
+from .views import WebEvent, alert_view, answer_view, deadletter_view, ingested_view
+
+log = logging.getLogger("citestream.web")
+
+READ_IN_FULL: dict[str, tuple[str, type[BaseModel], Callable[[BaseModel], dict]]] = {
+    "answers": ("answer", ValidatedAnswer, answer_view),
+    "ops.alerts": ("alert", FallbackRateAlert, alert_view),
+    "qa.deadletter": ("deadletter", DeadLetter, deadletter_view),
+    "documents.ingested": ("ingested", IngestResult, ingested_view),
+}
+STAGE_TOPICS = ("questions", "qa.facts", "qa.relevant", "qa.prompts", "qa.generations", "documents.ingest")
+"""Topics whose records the page only counts and locates by key (their values are not parsed)."""
+
+SUBSCRIBER_QUEUE = 1000
+
+
+class _StartNearTheEnd(ConsumerRebalanceListener):
+    def __init__(self, bridge: Bridge):
+        self.bridge = bridge
+
+    async def on_partitions_revoked(self, revoked) -> None:
+        return None
+
+    async def on_partitions_assigned(self, assigned) -> None:
+        await self.bridge._seek_backlog(list(assigned))
+
+
+class Bridge:
+    """Producer + one group consumer; ``subscribe`` gives a queue of WebEvents for one browser."""
+
+    def __init__(self, settings: Settings, web: WebSettings):
+        self.settings, self.web = settings, web
+        self.group = web.group or f"{settings.app_id}-web"
+        self.recent: dict[str, deque[WebEvent]] = {kind: deque(maxlen=web.keep) for kind, _, _ in READ_IN_FULL.values()}
+        self.by_request: dict[str, OrderedDict[str, WebEvent]] = {kind: OrderedDict() for kind, _, _ in
+                                                                   READ_IN_FULL.values()}
+        self.stage_counts: dict[str, int] = {name: 0 for name in (*STAGE_TOPICS, *READ_IN_FULL)}
+        self.subscribers: set[asyncio.Queue] = set()
+        self.ready = asyncio.Event()
+        self._topic_names = {settings.topic(name): name for name in (*READ_IN_FULL, *STAGE_TOPICS)}
+        self._delivered: dict[tuple[str, int], int] = {}  # last offset passed on, per partition
+        self._producer: AIOKafkaProducer | None = None
+        self._consumer: AIOKafkaConsumer | None = None
+        self._task: asyncio.Task | None = None
+        self.connected = False
+
+    # --- life cycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect in the background: the page serves (and says "reconnecting") while the broker is away,
+        and the process stops on a signal whatever the broker does."""
+        self._task = asyncio.create_task(self._main(), name="web-bridge")
+
+    async def _main(self) -> None:
+        delay = 0.5
+        while True:
+            try:
+                await self._connect()
+                break
+            except KafkaConnectionError as exc:
+                log.warning("web bridge: broker %s not reachable (%s), retrying in %.1fs",
+                            self.settings.bootstrap_servers, exc, delay)
+                await self._close_clients()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10)
+        self.connected = True
+        await self._run()
+
+    async def _close_clients(self) -> None:
+        for client in (self._consumer, self._producer):
+            if client is not None:
+                await client.stop()
+        self._consumer = self._producer = None
+
+    async def _connect(self) -> None:
+        servers = self.settings.bootstrap_servers
+        self._producer = AIOKafkaProducer(bootstrap_servers=servers, acks="all", linger_ms=5)
+        await self._producer.start()
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=servers, group_id=self.group, enable_auto_commit=False,
+            auto_offset_reset="latest", session_timeout_ms=int(self.settings.broker_session_timeout_s * 1000),
+            heartbeat_interval_ms=1000, client_id=self.group,
+        )
+        await self._consumer.start()
+        self._consumer.subscribe(topics=sorted(self._topic_names), listener=_StartNearTheEnd(self))
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self._close_clients()
+
+    async def _seek_backlog(self, assigned: list[TopicPartition]) -> None:
+        consumer = self._consumer
+        if not assigned or consumer is None:
+            return
+        ends = await consumer.end_offsets(assigned)
+        starts = await consumer.beginning_offsets(assigned)
+        for tp in assigned:
+            consumer.seek(tp, max(starts[tp], ends[tp] - self.web.backlog))
+        self.ready.set()
+
+    async def _run(self) -> None:
+        assert self._consumer is not None
+        while True:
+            try:
+                batches = await self._consumer.getmany(timeout_ms=500, max_records=500)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a broker hiccup must not end the page's stream; aiokafka reconnects
+                log.exception("web bridge: fetch failed, retrying")
+                await asyncio.sleep(1)
+                continue
+            for tp, messages in batches.items():
+                for message in messages:
+                    self._handle(tp.topic, message)
+
+    # --- records in -------------------------------------------------------------------------------
+
+    def _handle(self, full_topic: str, message) -> None:
+        topic = self._topic_names.get(full_topic)
+        if topic is None:
+            return
+        # a rebalance seeks back by the backlog again: records already passed on are not passed on twice
+        if message.offset <= self._delivered.get((full_topic, message.partition), -1):
+            return
+        self._delivered[(full_topic, message.partition)] = message.offset
+        key = message.key.decode("utf-8", errors="replace") if message.key else None
+        self.stage_counts[topic] += 1
+        if topic in READ_IN_FULL:
+            kind, model, view = READ_IN_FULL[topic]
+            try:
+                record = model.model_validate_json(message.value)
+            except (ValidationError, ValueError) as exc:
+                log.warning("web bridge: unreadable record on %s at %s/%s skipped: %s", topic, message.partition,
+                            message.offset, str(exc)[:200])
+                return
+            event = WebEvent(kind=kind, topic=topic, request_id=record.request_id, partition=message.partition,
+                             offset=message.offset, timestamp_ms=message.timestamp, data=view(record))
+            self.recent[kind].append(event)
+            remembered = self.by_request[kind]
+            remembered[record.request_id] = event
+            remembered.move_to_end(record.request_id)
+            while len(remembered) > self.web.keep * 5:
+                remembered.popitem(last=False)
+        else:
+            event = WebEvent(kind="stage", topic=topic, request_id=key, partition=message.partition,
+                             offset=message.offset, timestamp_ms=message.timestamp)
+        self._fan_out(event)
+
+    def _fan_out(self, event: WebEvent) -> None:
+        for queue in list(self.subscribers):
+            try:
+                queue.put_nowait(event)
+            except asyncio.QueueFull:  # a browser that stopped reading: end its stream; EventSource reconnects
+                self.subscribers.discard(queue)
+                while not queue.empty():
+                    queue.get_nowait()
+                queue.put_nowait(None)
+
+    # --- browsers ---------------------------------------------------------------------------------
+
+    def subscribe(self) -> asyncio.Queue:
+        queue: asyncio.Queue = asyncio.Queue(maxsize=SUBSCRIBER_QUEUE)
+        self.subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue) -> None:
+        self.subscribers.discard(queue)
+
+    def snapshot(self) -> dict:
+        """What a newly connected browser starts from: recent records of each kind, and the stage counts."""
+        return {
+            "recent": {kind: [e.model_dump(mode="json") for e in events] for kind, events in self.recent.items()},
+            "counts": dict(self.stage_counts),
+            "group": self.group,
+            "prefix": self.settings.topic_prefix,
+        }
+
+    def latest(self, kind: str, request_id: str) -> WebEvent | None:
+        return self.by_request[kind].get(request_id)
+
+    # --- records out ------------------------------------------------------------------------------
+
+    async def publish(self, topic: str, record: BaseModel) -> None:
+        """Send one record keyed by its request_id and wait for the broker's acknowledgement."""
+        if not self.connected or self._producer is None:
+            raise KafkaConnectionError("not connected to the broker yet")
+        await self._producer.send_and_wait(self.settings.topic(topic), value=record.model_dump_json().encode(),
+                                           key=record.request_id.encode())
+
+
+def sse_payload(event: WebEvent) -> str:
+    return json.dumps(event.model_dump(mode="json"), ensure_ascii=False)

@@ -1,0 +1,44 @@
+"""The web page's own settings (``CITESTREAM_UI_*``), beside the shared ones in ``citestream.config``.
+
+A class of its own so the page adds no field to the shared settings object;
+``ui_`` because ``CITESTREAM_WEB_PORT`` is already faust's web/metrics port.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class WebSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CITESTREAM_UI_", extra="ignore")
+
+    host: str = Field("127.0.0.1", description="Address `citestream web` listens on")
+    port: int = Field(8088, description="Port `citestream web` listens on")
+    group: str = Field("", description="Kafka consumer group of the page; empty = <app_id>-web")
+    backlog: int = Field(50, ge=0, description="Records per partition the live view starts with")
+    keep: int = Field(200, ge=10, description="Recent records of each kind kept in memory for new browsers")
+    timeline_window: int = Field(
+        2000, ge=10, description="A request timeline reads at most this many latest records per partition")
+    upload_max_mb: float = Field(50.0, gt=0, description="Largest PDF the upload accepts")
+    allowed_hosts: str = Field(
+        "127.0.0.1,localhost",
+        description="Host headers served (comma-separated; '*' for any). Guards against DNS rebinding")
+
+    def host_list(self) -> list[str]:
+        hosts = [h.strip() for h in self.allowed_hosts.split(",") if h.strip()]
+        if self.host not in ("0.0.0.0", "::", "") and self.host not in hosts and "*" not in hosts:
+            hosts.append(self.host)
+        return hosts
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{host}:{self.port}/"
+
+
+@lru_cache(maxsize=1)
+def get_web_settings() -> WebSettings:
+    return WebSettings()

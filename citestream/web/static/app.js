@@ -1,0 +1,585 @@
+// citestream's page: one small script, no framework, no build step, nothing from another origin.
+// Rule: every string that came from a topic, a PDF or the database reaches the DOM through
+// textContent (the h() helper below); nothing here ever assigns innerHTML.
+'use strict';
+
+(() => {
+  const $ = (sel, root = document) => root.querySelector(sel);
+  const REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
+  const CLASSES = ['DEFINITIVE', 'CONDITIONAL', 'REFUSAL'];
+  const FLOW = ['questions', 'qa.facts', 'qa.relevant', 'qa.prompts', 'qa.generations', 'answers',
+    'qa.deadletter', 'ops.alerts', 'documents.ingest', 'documents.ingested'];
+  const STAGES = { 'qa.facts': 'retrieved', 'qa.relevant': 'filtered', 'qa.prompts': 'assembled',
+    'qa.generations': 'generated' };
+
+  // --- building DOM safely ----------------------------------------------------------------------
+
+  function safeHref(href) {
+    // Only links this script builds to its own pages: a path on this origin, never a scheme or //host.
+    return typeof href === 'string' && href.startsWith('/') && !href.startsWith('//') ? href : '#';
+  }
+
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === 'class') el.className = v;
+      else if (k === 'text') el.textContent = String(v);
+      else if (k === 'href') el.setAttribute('href', safeHref(v));
+      else el.setAttribute(k, String(v));
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); }
+
+  function fmtMs(ms) {
+    const v = Number(ms) || 0;
+    return v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`;
+  }
+
+  function fmtTime(value) {
+    const d = typeof value === 'number' ? new Date(value) : new Date(String(value));
+    return isNaN(d) ? '' : d.toLocaleTimeString();
+  }
+
+  function showError(el, message) {
+    el.textContent = message || '';
+    el.hidden = !message;
+  }
+
+  async function getJSON(url) {
+    const r = await fetch(url, { headers: { accept: 'application/json' } });
+    let body = null;
+    try { body = await r.json(); } catch (e) { body = null; }
+    return { ok: r.ok, status: r.status, body };
+  }
+
+  function requestLink(rid) {
+    if (typeof rid !== 'string' || !REQUEST_ID.test(rid) || rid.startsWith('unknown-')) {
+      return h('code', { text: String(rid) });
+    }
+    return h('a', { href: '/request?id=' + encodeURIComponent(rid), class: 'rid' }, h('code', { text: rid }));
+  }
+
+  function classBadge(cls) {
+    const known = CLASSES.includes(cls) ? cls : 'UNKNOWN';
+    return h('span', { class: 'badge cls-' + known.toLowerCase(), text: String(cls) });
+  }
+
+  function citeLink(s) {
+    return h('a', { class: 'cite-link', href: '/cite?chunk=' + encodeURIComponent(String(s.chunk_id)),
+      title: `Open page ${s.page} of ${s.pdf}` }, `(${s.pdf}, p${s.page}, ${s.chunk_id})`);
+  }
+
+  function traceBars(trace) {
+    if (!Array.isArray(trace) || !trace.length) return null;
+    const total = trace.reduce((sum, t) => sum + (Number(t.elapsed_ms) || 0), 0) || 1;
+    const dl = h('dl', { class: 'trace', 'aria-label': 'time per stage' });
+    for (const t of trace) {
+      const bar = h('span', { class: 'bar' });
+      bar.style.width = Math.max(2, (100 * (Number(t.elapsed_ms) || 0)) / total) + '%';
+      dl.append(h('dt', { text: t.stage }), h('dd', {}, h('span', { class: 'track' }, bar),
+        h('span', { class: 'ms', text: fmtMs(t.elapsed_ms) })));
+    }
+    return dl;
+  }
+
+  function flowSeconds(trace) {
+    if (!Array.isArray(trace) || !trace.length) return null;
+    const first = Date.parse(trace[0].started_at);
+    const last = trace[trace.length - 1];
+    const end = Date.parse(last.started_at) + (Number(last.elapsed_ms) || 0);
+    return isNaN(first) || isNaN(end) ? null : (end - first) / 1000;
+  }
+
+  // The answer itself: cited sentences, or the refusal with its related clause and explanation.
+  function answerBody(a) {
+    const parts = [];
+    if (Array.isArray(a.sentences) && a.sentences.length) {
+      const ol = h('ol', { class: 'sentences' });
+      for (const s of a.sentences) {
+        ol.append(h('li', {}, h('span', { class: 'sentence', text: s.text }), ' ', citeLink(s)));
+      }
+      parts.push(ol);
+    } else {
+      parts.push(h('p', { class: 'refusal', text: a.answer_text }));
+    }
+    if (a.related_clause) {
+      parts.push(h('div', { class: 'related' },
+        h('p', { class: 'label', text: 'Related clause (found, but it does not answer the question)' }),
+        h('blockquote', { text: a.related_clause.text }), citeLink(a.related_clause)));
+    }
+    if (a.explanation) parts.push(h('p', { class: 'explanation' }, h('strong', { text: 'Why: ' }), a.explanation));
+    if (a.validation_status === 'FAILED' && a.failure_reason) {
+      parts.push(h('p', { class: 'meta', text: 'Validation failed: ' + a.failure_reason }));
+    }
+    return parts;
+  }
+
+  function answerTags(a) {
+    return h('p', { class: 'tags' }, classBadge(a.classification), h('span', { class: 'badge scope', text: a.scope }),
+      a.confidence ? h('span', { class: 'badge', text: 'confidence ' + a.confidence }) : null,
+      a.fallback_used ? h('span', { class: 'badge warn', text: 'fallback retrieval' }) : null);
+  }
+
+  // --- the event stream -------------------------------------------------------------------------
+
+  function connect(handlers) {
+    const conn = $('#conn');
+    const source = new EventSource('/api/events');
+    source.addEventListener('open', () => {
+      conn.textContent = 'live';
+      conn.dataset.state = 'ok';
+      if (handlers.open) handlers.open();
+    });
+    source.addEventListener('error', () => {
+      conn.textContent = 'reconnecting…';
+      conn.dataset.state = 'bad';
+    });
+    for (const kind of ['snapshot', 'answer', 'alert', 'deadletter', 'ingested', 'stage']) {
+      source.addEventListener(kind, (e) => {
+        let data;
+        try { data = JSON.parse(e.data); } catch (err) { return; }
+        if (handlers[kind]) handlers[kind](data);
+        if (handlers.any && kind !== 'snapshot') handlers.any(data);
+      });
+    }
+    return source;
+  }
+
+  // --- Ask --------------------------------------------------------------------------------------
+
+  function askPage() {
+    const KEY = 'citestream.asked';
+    const form = $('#ask-form');
+    const input = $('#question');
+    const list = $('#answers');
+    const error = $('#ask-error');
+    let asked = [];
+    try { asked = JSON.parse(sessionStorage.getItem(KEY) || '[]'); } catch (e) { asked = []; }
+    if (!Array.isArray(asked)) asked = [];
+    const save = () => sessionStorage.setItem(KEY, JSON.stringify(asked.slice(0, 30)));
+    const byId = (rid) => asked.find((e) => e.rid === rid);
+
+    function card(entry) {
+      const li = h('li', { class: 'card', id: 'card-' + entry.rid, 'data-rid': entry.rid });
+      li.append(h('p', { class: 'q' }, h('span', { class: 'label', text: 'Q ' }),
+        h('span', { class: 'question', text: entry.question })));
+      const a = entry.answer;
+      if (!a) {
+        const done = (entry.stages || []).map((t) => STAGES[t]).filter(Boolean);
+        li.append(h('p', { class: 'pending', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+          'Waiting for the answer', done.length ? ` — ${done.join(', ')}` : ' — published to questions'));
+        li.append(h('p', { class: 'foot' }, 'request ', requestLink(entry.rid)));
+        return li;
+      }
+      li.classList.add('answered');
+      li.append(answerTags(a), ...answerBody(a));
+      const secs = flowSeconds(a.trace);
+      li.append(h('details', { class: 'more' }, h('summary', {}, 'Timings',
+        secs !== null ? ` · ${secs.toFixed(2)} s through the flow` : ''), traceBars(a.trace)));
+      li.append(h('p', { class: 'foot' }, 'request ', requestLink(entry.rid),
+        a.index_version ? ` · ${a.index_version}` : '', a.policy_version ? ` · ${a.policy_version}` : ''));
+      return li;
+    }
+
+    function render(entry) {
+      const old = document.getElementById('card-' + entry.rid);
+      const fresh = card(entry);
+      if (old) old.replaceWith(fresh); else list.prepend(fresh);
+    }
+
+    function fill(rid, answer) {
+      const entry = byId(rid);
+      if (!entry || entry.answer) return;
+      entry.answer = answer;
+      save();
+      render(entry);
+    }
+
+    async function catchUp() {
+      for (const entry of asked.filter((e) => !e.answer)) {
+        const r = await getJSON('/api/answers/' + encodeURIComponent(entry.rid));
+        if (r.ok && r.body) fill(entry.rid, r.body.data);
+      }
+    }
+
+    for (const entry of asked.slice().reverse()) render(entry);
+
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    $('#clear-answers').addEventListener('click', () => {
+      asked = [];
+      save();
+      clear(list);
+      input.focus();
+    });
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      showError(error, '');
+      const question = input.value;
+      if (!question.trim()) { showError(error, 'Type a question first.'); return; }
+      const button = $('#ask-button');
+      button.disabled = true;
+      try {
+        const r = await fetch('/api/questions', { method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question, scope: $('#scope').value }) });
+        const body = await r.json().catch(() => ({}));
+        if (!r.ok) { showError(error, body.error || `The question was not sent (HTTP ${r.status}).`); return; }
+        const entry = { rid: body.request_id, question: body.question, scope: body.scope, stages: [] };
+        asked.unshift(entry);
+        save();
+        render(entry);
+        input.value = '';
+      } catch (err) {
+        showError(error, 'The server did not answer; is `citestream web` still running?');
+      } finally {
+        button.disabled = false;
+        input.focus();
+      }
+    });
+
+    connect({
+      open: catchUp,
+      snapshot: (s) => { for (const ev of s.recent.answer || []) fill(ev.request_id, ev.data); },
+      answer: (ev) => fill(ev.request_id, ev.data),
+      stage: (ev) => {
+        const entry = byId(ev.request_id);
+        if (!entry || entry.answer || !STAGES[ev.topic]) return;
+        entry.stages = [...new Set([...(entry.stages || []), ev.topic])];
+        render(entry);
+      },
+    });
+  }
+
+  // --- Live -------------------------------------------------------------------------------------
+
+  function livePage() {
+    const MAX = 100;
+    const counts = {};
+    const flow = $('#flow');
+
+    function drawFlow() {
+      clear(flow);
+      for (const topic of FLOW) {
+        flow.append(h('li', { class: topic === 'qa.deadletter' || topic === 'ops.alerts' ? 'side' : '' },
+          h('span', { class: 'topic', text: topic }), h('span', { class: 'count', text: String(counts[topic] || 0) })));
+      }
+    }
+
+    function toggleEmpty() {
+      for (const p of document.querySelectorAll('[data-empty-for]')) {
+        p.hidden = document.getElementById(p.dataset.emptyFor).children.length > 0;
+      }
+    }
+
+    function push(listId, li) {
+      const list = document.getElementById(listId);
+      list.prepend(li);
+      while (list.children.length > MAX) list.lastElementChild.remove();
+    }
+
+    function answerItem(ev) {
+      const a = ev.data;
+      const secs = flowSeconds(a.trace);
+      return h('li', { class: 'card answered' },
+        h('p', { class: 'q' }, h('time', { text: fmtTime(ev.timestamp_ms) }), ' ', h('span', { class: 'question', text: a.question })),
+        answerTags(a), ...answerBody(a), traceBars(a.trace),
+        h('p', { class: 'foot' }, 'request ', requestLink(ev.request_id),
+          secs !== null ? ` · ${secs.toFixed(2)} s through the flow` : ''));
+    }
+
+    function alertItem(ev) {
+      const a = ev.data;
+      return h('li', { class: 'row alert' },
+        h('p', {}, h('span', { class: 'badge warn', text: `${(Number(a.rate) * 100).toFixed(1)}% fallback` }),
+          ` ${a.fallback_count} of ${a.answerable_count} answerable (threshold ${(Number(a.threshold) * 100).toFixed(0)}%)`),
+        h('p', { class: 'meta', text: `window ${fmtTime(a.window_start)} – ${fmtTime(a.window_end)}` }),
+        h('p', { text: a.message }));
+    }
+
+    function deadItem(ev) {
+      const d = ev.data;
+      return h('li', { class: 'row dead' },
+        h('p', {}, h('span', { class: 'badge bad', text: d.reason_code }), ' ',
+          h('span', { class: 'meta', text: `${d.stage} ← ${d.source_topic} · ${fmtTime(d.failed_at)}` })),
+        h('p', {}, 'request ', requestLink(ev.request_id)),
+        h('p', { class: 'reason', text: d.reason }),
+        h('p', { class: 'label', text: `original record (${d.original_bytes} bytes, shown as text):` }),
+        h('pre', { class: 'original', text: d.original_preview }));
+    }
+
+    function reset(snapshot) {
+      for (const id of ['live-answers', 'alerts', 'deadletters']) clear(document.getElementById(id));
+      for (const ev of snapshot.recent.answer || []) push('live-answers', answerItem(ev));
+      for (const ev of snapshot.recent.alert || []) push('alerts', alertItem(ev));
+      for (const ev of snapshot.recent.deadletter || []) push('deadletters', deadItem(ev));
+      Object.assign(counts, snapshot.counts || {});
+      $('#group').textContent = snapshot.group || '';
+      drawFlow();
+      toggleEmpty();
+    }
+
+    drawFlow();
+    toggleEmpty();
+    $('#lookup').addEventListener('submit', (e) => {
+      e.preventDefault();
+      const id = $('#lookup-id').value.trim();
+      if (REQUEST_ID.test(id)) window.location.assign('/request?id=' + encodeURIComponent(id));
+    });
+    connect({
+      snapshot: reset,
+      any: (ev) => { counts[ev.topic] = (counts[ev.topic] || 0) + 1; drawFlow(); },
+      answer: (ev) => { push('live-answers', answerItem(ev)); toggleEmpty(); },
+      alert: (ev) => { push('alerts', alertItem(ev)); toggleEmpty(); },
+      deadletter: (ev) => { push('deadletters', deadItem(ev)); toggleEmpty(); },
+    });
+  }
+
+  // --- Documents --------------------------------------------------------------------------------
+
+  function documentsPage() {
+    const tbody = $('#docs tbody');
+    const uploads = $('#uploads');
+    const waiting = new Map(); // request_id -> render function
+
+    async function loadDocuments() {
+      const r = await getJSON('/api/documents');
+      clear(tbody);
+      const docs = (r.body && r.body.documents) || [];
+      for (const d of docs) {
+        tbody.append(h('tr', {}, h('td', {}, h('code', { text: d.pdf })), h('td', { text: d.title }),
+          h('td', { text: d.authority }), h('td', { class: 'num', text: d.pages }), h('td', { class: 'num', text: d.chunks }),
+          h('td', { text: d.index_version }), h('td', { text: new Date(d.ingested_at).toLocaleString() })));
+      }
+      const pages = docs.reduce((s, d) => s + d.pages, 0);
+      const chunks = docs.reduce((s, d) => s + d.chunks, 0);
+      $('#docs-summary').textContent = `${docs.length} documents, ${pages} pages, ${chunks} chunks.`;
+    }
+
+    function envelope(env) {
+      const o = env.outputs || {};
+      const box = h('div', { class: 'envelope' },
+        h('p', {}, h('span', { class: 'badge ' + (env.status === 'ok' ? 'ok' : 'bad'), text: env.status }),
+          ` ingested ${o.ingestedCount} document(s), ${o.chunkCount} chunk(s) · ${env.index_version || ''}`));
+      if (Array.isArray(o.documents) && o.documents.length) {
+        box.append(h('ul', {}, o.documents.map((d) => h('li', {},
+          h('code', { text: d.docId }), ` · ${d.pages} pages · ${d.chunkCount} chunks · ${d.authority} (${d.authoritySource})`,
+          d.changed ? '' : ' · unchanged, not re-ingested'))));
+      }
+      for (const e of o.errors || []) box.append(h('p', { class: 'error', text: `error: ${e.reason}` }));
+      for (const w of o.warnings || []) box.append(h('p', { class: 'notice', text: `warning: ${w.reason}` }));
+      if (env.error) box.append(h('p', { class: 'error', text: `${env.error.code}: ${env.error.message}` }));
+      return box;
+    }
+
+    function track(file) {
+      const li = h('li', { class: 'row upload' });
+      const title = h('p', {}, h('strong', { text: file.name }), ` · ${(file.size / 1024).toFixed(0)} kB`);
+      const progress = h('progress', { max: '100', value: '0', 'aria-label': 'upload progress' });
+      const status = h('p', { class: 'meta', role: 'status', text: 'uploading…' });
+      li.append(title, progress, status);
+      uploads.prepend(li);
+      return { li, progress, status };
+    }
+
+    function upload(file) {
+      const view = track(file);
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', '/api/documents');
+      xhr.setRequestHeader('x-filename', encodeURIComponent(file.name));
+      xhr.setRequestHeader('content-type', 'application/pdf');
+      xhr.upload.addEventListener('progress', (e) => {
+        if (e.lengthComputable) view.progress.value = String(Math.round((100 * e.loaded) / e.total));
+      });
+      xhr.addEventListener('load', () => {
+        let body = {};
+        try { body = JSON.parse(xhr.responseText); } catch (e) { body = {}; }
+        if (xhr.status !== 202) {
+          view.progress.remove();
+          view.status.className = 'error';
+          view.status.textContent = body.error || `upload refused (HTTP ${xhr.status})`;
+          return;
+        }
+        view.progress.value = '100';
+        const started = Date.now();
+        const rid = body.request_id;
+        view.li.dataset.rid = rid;
+        const tick = () => {
+          const secs = Math.round((Date.now() - started) / 1000);
+          view.status.textContent = `saved as ${body.file}; sent to documents.ingest as ${rid}; ` +
+            `waiting for the ingest agent… ${secs} s`;
+        };
+        tick();
+        let ticks = 0;
+        const timer = setInterval(async () => {
+          tick();
+          if (++ticks % 3 === 0) { // in case the event went by while the stream was reconnecting
+            const r = await getJSON('/api/ingests/' + encodeURIComponent(rid));
+            if (r.ok && r.body) done(r.body);
+          }
+        }, 1000);
+        const done = (ev) => {
+          if (!waiting.has(rid)) return;
+          waiting.delete(rid);
+          clearInterval(timer);
+          view.progress.remove();
+          view.status.textContent = `ingest finished after ${Math.round((Date.now() - started) / 1000)} s (request ${rid})`;
+          view.li.append(envelope(ev.data));
+          loadDocuments();
+        };
+        waiting.set(rid, done);
+      });
+      xhr.addEventListener('error', () => {
+        view.status.className = 'error';
+        view.status.textContent = 'upload failed: the server did not answer';
+      });
+      xhr.send(file);
+    }
+
+    $('#upload-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      const input = $('#upload-file');
+      for (const file of input.files) upload(file);
+      input.value = '';
+    });
+    loadDocuments();
+    connect({
+      ingested: (ev) => { const fn = waiting.get(ev.request_id); if (fn) fn(ev); },
+    });
+  }
+
+  // --- Citation ---------------------------------------------------------------------------------
+
+  async function citePage() {
+    const chunk = new URLSearchParams(window.location.search).get('chunk') || '';
+    const error = $('#cite-error');
+    $('#back').addEventListener('click', (e) => {
+      if (document.referrer.startsWith(window.location.origin) && window.history.length > 1) {
+        e.preventDefault();
+        window.history.back();
+      }
+    });
+    if (!chunk) { showError(error, 'No citation given.'); return; }
+    const r = await getJSON('/api/chunks/' + encodeURIComponent(chunk));
+    if (!r.ok) { showError(error, (r.body && r.body.error) || `Citation not found (HTTP ${r.status}).`); return; }
+    const c = r.body;
+    const d = c.document;
+    document.title = `${d.pdf} p${c.page} · citestream`;
+    $('#cite-title').textContent = d.title || d.pdf;
+    const meta = $('#cite-meta');
+    meta.append(h('span', { class: 'badge scope', text: d.authority }), ' ', h('code', { text: d.pdf }),
+      ` · page ${c.page} of ${d.pages} · chunk `, h('code', { text: c.chunk_id }), ` · ${d.index_version}`);
+    $('#chunk-text').textContent = c.text;
+    $('#chunk-section').textContent = c.section ? `Section: ${c.section}` : '';
+    if (c.unavailable) {
+      const note = $('#page-unavailable');
+      note.textContent = `The page image cannot be shown: ${c.unavailable}. The cited text is above.`;
+      note.hidden = false;
+      return;
+    }
+    const figure = $('#page-figure');
+    const img = $('#page-image');
+    const frame = $('#page-frame');
+    img.alt = `Page ${c.page} of ${d.pdf}, with the cited passage highlighted`;
+    img.src = c.image;
+    for (const b of c.boxes || []) {
+      const mark = h('span', { class: 'hl', 'aria-hidden': 'true' });
+      mark.style.left = 100 * b.left + '%';
+      mark.style.top = 100 * b.top + '%';
+      mark.style.width = 100 * b.width + '%';
+      mark.style.height = 100 * b.height + '%';
+      frame.append(mark);
+    }
+    $('#page-caption').textContent = (c.boxes || []).length
+      ? `Page ${c.page} of ${d.pdf}. The cited passage is highlighted.`
+      : `Page ${c.page} of ${d.pdf}. The cited passage could not be located on the image; its text is beside it.`;
+    figure.hidden = false;
+  }
+
+  // --- Request timeline -------------------------------------------------------------------------
+
+  async function requestPage() {
+    const rid = new URLSearchParams(window.location.search).get('id') || '';
+    const error = $('#req-error');
+    $('#rid').textContent = rid;
+    if (!REQUEST_ID.test(rid)) { showError(error, 'Not a request_id.'); return; }
+    document.title = `${rid} · citestream`;
+    const r = await getJSON('/api/requests/' + encodeURIComponent(rid));
+    if (!r.ok) { showError(error, (r.body && r.body.error) || `HTTP ${r.status}`); return; }
+    const t = r.body;
+
+    const state = $('#state');
+    if (t.state) {
+      const rows = [['state', t.state.state], ['outcome', t.state.outcome || '—'], ['question', t.state.question || '—'],
+        ['scope', t.state.scope || '—'], ['re-drives', t.state.redrives], ['detail', t.state.detail || '—']];
+      for (const [k, v] of rows) state.append(h('dt', { text: k }), h('dd', { text: v }));
+      const history = Object.entries(t.state.history || {}).sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+      state.append(h('dt', { text: 'history' }), h('dd', {}, h('ol', { class: 'history' },
+        history.map(([k, v]) => h('li', {}, h('strong', { text: k }), ` ${fmtTime(v)}`)))));
+    } else {
+      state.append(h('dt', { text: 'state' }), h('dd', { text: 'no row in requests (not seen by a worker)' }));
+    }
+
+    $('#records-hint').textContent = t.records.length
+      ? `${t.records.length} records keyed ${rid}, read back from the topics (latest ${t.window} records per partition).`
+      : `No record keyed ${rid} among the latest ${t.window} records of each partition.`;
+    const records = $('#records');
+    for (const rec of t.records) {
+      const li = h('li', { class: 'step' });
+      const last = rec.trace.length ? rec.trace[rec.trace.length - 1] : null;
+      li.append(h('p', {}, h('span', { class: 'badge topic', text: rec.topic }), ' ',
+        h('time', { text: fmtTime(rec.timestamp_ms) }),
+        h('span', { class: 'meta', text: ` · partition ${rec.partition}, offset ${rec.offset}` }),
+        last ? h('span', { class: 'meta', text: ` · ${last.stage} took ${fmtMs(last.elapsed_ms)}` }) : null));
+      if (!rec.readable) {
+        li.append(h('pre', { class: 'original', text: rec.preview }));
+      } else {
+        const dl = h('dl', { class: 'facts' });
+        for (const [k, v] of Object.entries(rec.summary)) {
+          dl.append(h('dt', { text: k }), h('dd', { text: v === null ? '—' : String(v) }));
+        }
+        li.append(...[dl, traceBars(rec.trace),
+          h('details', {}, h('summary', { text: 'record JSON' }), h('pre', { class: 'json', text: rec.json }))]
+          .filter(Boolean));
+      }
+      records.append(li);
+    }
+
+    const chain = t.ledger.chain;
+    const chainEl = $('#chain');
+    chainEl.append(h('span', { class: 'badge ' + (chain.ok ? 'ok' : 'bad'), text: chain.ok ? 'ledger verify: ok' : 'ledger verify: BROKEN' }),
+      chain.ok ? ` ${chain.rows} rows, chain intact` : ` at row id ${chain.first_broken_id}: ${chain.reason}`);
+    const ledger = $('#ledger');
+    if (!t.ledger.rows.length) ledger.append(h('li', { class: 'row', text: 'No ledger row: this request never reached a model.' }));
+    for (const row of t.ledger.rows) {
+      const replay = row.replay;
+      ledger.append(h('li', { class: 'row' },
+        h('p', {}, h('strong', { text: `row ${row.id}` }), ` · ${row.stage} · ${row.model} · ${fmtTime(row.created_at)}`),
+        h('p', { class: 'meta' }, 'prompt_sha256 ', h('code', { text: row.prompt_sha256 })),
+        h('p', { class: 'meta' }, 'row_hash ', h('code', { text: row.row_hash }), ' prev_hash ', h('code', { text: row.prev_hash })),
+        replay ? h('p', {}, h('span', { class: 'badge ' + (replay.ok ? 'ok' : 'bad'), text: replay.ok ? 'replay MATCH' : 'replay MISMATCH' }),
+          replay.reason ? ` ${replay.reason}` : ' the prompt rebuilt from the stored bundle has the same SHA-256') : null));
+    }
+  }
+
+  // --- start ------------------------------------------------------------------------------------
+
+  const pages = { ask: askPage, live: livePage, documents: documentsPage, cite: citePage, request: requestPage };
+  document.addEventListener('DOMContentLoaded', () => {
+    const name = document.body.dataset.page;
+    const nav = document.querySelector(`[data-nav="${name}"]`);
+    if (nav) nav.setAttribute('aria-current', 'page');
+    if (name === 'cite' || name === 'request') $('#conn').hidden = true;
+    if (pages[name]) pages[name]();
+  });
+})();
