@@ -1,43 +1,54 @@
-"""Two corrections to faust-streaming 0.15.3's consumer, so a restarted worker never skips a record.
+"""Three corrections to faust-streaming 0.15.3's consumer, so a restarted worker neither skips nor drops records.
 
-Found with a kill -9 experiment (docs/security.md, "Recovery"): when a worker
-gets its partitions, faust's recovery *resumes* the stream partitions and only
-*then* seeks them to the committed offsets (``Recovery.on_recovery_completed``
-and ``_resume_streams``). Records fetched in that window are handed out while
-the seek resets faust's read offsets, and faust's bookkeeping then loses some:
-the rest of the early batch arrives above the freshly reset read offset, which
-faust takes for a hole in a compacted topic (``Consumer._add_gap``) and counts
-as processed, so the commit moves past records no agent ever saw, and the same
-records fetched again after the seek are dropped as "already read". In the
-experiment 57 of 800 records were never processed; in the fault test the
-questions waited for the reconciler's 120 s.
+Found with a kill -9 experiment (docs/security.md, "Recovery"), logged record by
+record. When a worker gets its partitions, faust's recovery resumes the stream
+partitions and then seeks them to the committed offsets
+(``Recovery.on_recovery_completed``) while the fetcher keeps running. A batch
+fetched before the seek is still being handed out after it, and faust's
+bookkeeping turns that into loss:
 
-The corrections, at the cause:
+* the stale batch arrives above the freshly reset read offset, which faust
+  takes for a hole in a compacted topic (``Consumer._add_gap``): the "missing"
+  offsets count as processed and the commit moves past records no agent saw;
+* the stale batch leaves the read offset high, so the records the broker sends
+  again after the seek are dropped as already read (``_drain_messages``).
 
-1. The stream partitions stay paused until the seek has finished: during those
-   two recovery steps ``resume_partitions`` is deferred and ``perform_seek``
-   resumes them once their position is the committed offset.
-2. ``_add_gap`` counts nothing as processed. citestream's topics are neither
-   compacted nor transactional, so their offsets are dense and a hole can only
-   be a race like the one above; the commit then waits for the missing record
-   instead of skipping it (at-least-once: the stages are idempotent), and the
-   log says so.
+Seen: a new worker processed none of 451 of 800 records after a kill -9; in the
+fault test, questions waited for the reconciler's 120 s.
 
-Remove this module when faust-streaming seeks before it resumes (compare its
-issues 216 and 221).
+The corrections:
+
+1. ``perform_seek`` stops the flow, waits until no fetch is under way (a fetch
+   that returns while the flow is stopped is dropped and re-read by faust
+   itself), seeks, forgets the acks and holes of the old position, and resumes
+   the flow. No stale record is handed out after a seek.
+2. ``_add_gap`` counts nothing as processed: citestream's topics are neither
+   compacted nor transactional, so offsets are dense and a hole is a race like
+   the one above. The commit then waits for the record (at-least-once).
+3. ``_new_offset`` never commits past the committed offset's own record while it
+   is unacknowledged (faust allowed a hole of exactly one there).
+
+Remove this module once faust-streaming seeks before it hands records out
+(compare its issues 216 and 221).
 """
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import logging
 
-from faust.tables.recovery import Recovery
-from faust.transport.consumer import Consumer
+from faust.transport.consumer import Consumer, ThreadDelegateConsumer
 
 log = logging.getLogger("citestream.streams.faust_fixes")
 
 _applied = False
+
+
+def _fetches(consumer) -> asyncio.Condition:
+    if getattr(consumer, "_citestream_fetches", None) is None:
+        consumer._citestream_fetches = asyncio.Condition()
+        consumer._citestream_fetching = 0
+    return consumer._citestream_fetches
 
 
 def apply() -> None:
@@ -46,42 +57,47 @@ def apply() -> None:
     if _applied:
         return
     _applied = True
-    original_resume, original_seek = Consumer.resume_partitions, Consumer.perform_seek
+    original_seek, original_getmany = Consumer.perform_seek, ThreadDelegateConsumer._getmany
+    original_new_offset = Consumer._new_offset
 
-    def resume_partitions(self, tps) -> None:
-        deferred = getattr(self, "_citestream_deferred", None)
-        if deferred is not None:  # inside a recovery step: wait for the seek
-            deferred.update(tps)
-            return
-        original_resume(self, tps)
+    async def _getmany(self, active_partitions, timeout: float):
+        fetches = _fetches(self)
+        self._citestream_fetching += 1
+        try:
+            return await original_getmany(self, active_partitions, timeout)
+        finally:
+            self._citestream_fetching -= 1
+            async with fetches:
+                fetches.notify_all()
 
     async def perform_seek(self) -> None:
-        await original_seek(self)
-        deferred = getattr(self, "_citestream_deferred", None)
-        if deferred:
-            self._citestream_deferred = None
-            original_resume(self, deferred)
-
-    def seek_before_resume(step):
-        @functools.wraps(step)
-        async def wrapper(self, generation_id: int = 0) -> None:
-            consumer = self.app.consumer
-            consumer._citestream_deferred = set()
-            try:
-                await step(self, generation_id)
-            finally:  # no seek happened (another rebalance, nothing assigned): resume as faust would have
-                deferred, consumer._citestream_deferred = consumer._citestream_deferred, None
-                if deferred:
-                    original_resume(consumer, deferred)
-
-        return wrapper
+        flowing = self.flow_active
+        if flowing:
+            self.stop_flow()  # from here no record is handed out; a batch being handed out stops
+        try:
+            fetches = _fetches(self)
+            async with fetches:
+                await fetches.wait_for(lambda: self._citestream_fetching == 0)
+            await original_seek(self)
+            for tp in self.assignment():  # acks and holes of the old position do not hold at the new one
+                self._acked.pop(tp, None)
+                self._acked_index.pop(tp, None)
+                self._gap.pop(tp, None)
+        finally:
+            if flowing:
+                self.resume_flow()
 
     async def add_gap(self, tp, offset_from: int, offset_to: int) -> None:
-        log.warning("offsets %d..%d of %s were not delivered; the commit waits for them", offset_from,
+        log.warning("offsets %d..%d of %s were not handed out; the commit waits for them", offset_from,
                     offset_to - 1, tp)
 
-    Consumer.resume_partitions = resume_partitions
+    def new_offset(self, tp):
+        acked, committed = self._acked[tp], self._committed_offset.get(tp)
+        if acked and committed is not None and min(acked) > committed and not self._gap[tp]:
+            return None  # the record at the committed offset is not acknowledged yet
+        return original_new_offset(self, tp)
+
+    ThreadDelegateConsumer._getmany = _getmany
     Consumer.perform_seek = perform_seek
     Consumer._add_gap = add_gap
-    Recovery.on_recovery_completed = seek_before_resume(Recovery.on_recovery_completed)
-    Recovery._resume_streams = seek_before_resume(Recovery._resume_streams)
+    Consumer._new_offset = new_offset
