@@ -251,10 +251,12 @@ def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: floa
     Apache Kafka expires a killed member's session after ``session.timeout``;
     noida-db (the embedded broker) never does, and the group then waits forever
     in CompletingRebalance for a leader that is gone (seen in the kill -9 fault
-    test). When a group has not been Stable for ``4 × broker_session_timeout_s``
-    every member is removed (LeaveGroup): live members simply rejoin, dead ones
-    do not. On a broker that expires sessions this never triggers. Runs in a
-    daemon thread of the worker (a blocked group also blocks faust's own tasks).
+    test). When a group has not been Stable for ``2 × broker_session_timeout_s``
+    (the rebalance timeout, after which Apache Kafka drops members that did not
+    rejoin) every member is removed (LeaveGroup): live members simply rejoin,
+    dead ones do not. On a broker that expires sessions this never triggers.
+    Runs in a daemon thread of the worker (a blocked group also blocks faust's
+    own tasks).
     """
     from kafka.admin import KafkaAdminClient, MemberToRemove
 
@@ -262,7 +264,7 @@ def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: floa
 
     for noisy in ("kafka.admin._groups", "kafka.net.selector"):  # faust's member metadata is not kafka's format
         logging.getLogger(noisy).setLevel(logging.ERROR)
-    limit = 4 * settings.broker_session_timeout_s
+    limit = 2 * settings.broker_session_timeout_s
     unstable_since: dict[str, float] = {}
     started = time.monotonic()
     admin = offsets = None

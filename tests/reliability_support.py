@@ -168,11 +168,13 @@ class AnswerLog:
 
     def __init__(self) -> None:
         self.by_key: dict[str, list[dict]] = {}
+        self.first_at: dict[str, float] = {}  # time.monotonic() when each key's first answer was read
 
     def add(self, key: str, value: bytes) -> None:
         import json
 
         self.by_key.setdefault(key, []).append(json.loads(value))
+        self.first_at.setdefault(key, time.monotonic())
 
     @property
     def duplicates(self) -> int:
