@@ -99,3 +99,33 @@ def test_a_provider_error_body_is_cut_and_scrubbed_before_it_reaches_a_record():
     message = str(caught.value)
     assert message.startswith("HTTP 401: ") and len(message) <= 140
     assert "abcdefghijklmnop" not in message
+
+
+def test_a_cluster_made_with_trust_by_an_older_version_is_moved_to_scram(tmp_path_factory):
+    """A developer's existing state folder (initdb --auth=trust) is secured on its next start, data kept."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from citestream.infra.postgres import EmbeddedPostgres
+
+    root = Path(tempfile.mkdtemp(prefix="citestream-trust-"))  # not under pytest's 0700 folders: Postgres runs
+    root.chmod(0o755)                                            # as its own system user
+    pg = EmbeddedPostgres(root, free_port(55800))
+    try:
+        pg.start()
+        pg.ensure_database("kept")
+        pg.stop()
+        hba = pg.data / "pg_hba.conf"  # what `initdb --auth=trust` wrote, and no passfile yet
+        hba.write_text(hba.read_text().replace("scram-sha-256", "trust"))
+        pg.pgpass.unlink()
+        pg.start()
+        assert all(line.split()[-1] == "scram-sha-256" for line in hba.read_text().splitlines()
+                   if line.strip() and not line.startswith("#"))
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(f"postgresql://postgres@127.0.0.1:{pg.port}/kept", connect_timeout=5)
+        with psycopg.connect(pg.dsn("citestream_app", "kept")) as conn:
+            assert conn.execute("SELECT current_database()").fetchone()[0] == "kept"
+    finally:
+        pg.stop()
+        shutil.rmtree(root, ignore_errors=True)
