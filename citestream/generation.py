@@ -16,6 +16,7 @@ from .llm import LLMBackend, LLMError, TransientLLMError
 from .models import GenerationRecord, LLMExecutionResult, PromptRecord
 from .models.common import utcnow
 from .prompt import template_sha256
+from .scrub import scrub
 from .store import Ledger, LedgerEntry
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ def execute(backend: LLMBackend, request_id: str, prompt_text: str, prompt_sha25
     result = LLMExecutionResult(
         request_id=request_id, model_name=model, prompt_sha256=prompt_sha256,
         generation_status="FAILED", attempts=attempts, llm_latency_ms=round((time.monotonic() - started) * 1000, 3),
-        error=(error or "no attempt made")[:500],
+        error=scrub(error or "no attempt made", 500),  # travels on qa.generations and into failure_reason
     )
     _log_result(result)
     return result

@@ -32,8 +32,11 @@ CONSUMER_LAG = Gauge("citestream_consumer_lag", "Highwater minus committed offse
                      ["topic", "partition"])
 
 
-def serve(port: int) -> bool:
-    """Start the /metrics HTTP endpoint on ``port``; returns False when disabled (port 0) or the port is taken.
+def serve(port: int, host: str = "127.0.0.1") -> bool:
+    """Start the /metrics HTTP endpoint on ``host:port``; returns False when disabled (port 0) or the port is taken.
+
+    Loopback by default (``CITESTREAM_METRICS_HOST``): the metrics name stages, topics and counts, for the
+    operator's scraper, not the network; a container that is scraped from outside sets ``0.0.0.0``.
 
     A taken port (a second worker on the same host with the same setting) must
     not stop the worker from answering: it runs on without an endpoint and says so.
@@ -41,11 +44,11 @@ def serve(port: int) -> bool:
     if port <= 0:
         return False
     try:
-        start_http_server(port, addr="0.0.0.0")
+        start_http_server(port, addr=host)
     except OSError as exc:
         log.error("metrics port %d unavailable (%s): this worker runs without a /metrics endpoint", port, exc)
         return False
-    log.info("metrics on http://0.0.0.0:%d/metrics", port)
+    log.info("metrics on http://%s:%d/metrics", host, port)
     return True
 
 

@@ -29,6 +29,7 @@ from . import metrics
 from .config import Settings, get_settings
 from .models import QuestionEvent, ValidatedAnswer
 from .models.common import REFUSAL_TEXT
+from .scrub import scrub
 from .store import RequestTracker, engine_for
 
 log = logging.getLogger("citestream.reconcile")
@@ -40,7 +41,7 @@ def failure_answer(request_id: str, question: str, scope: str, reason: str, *, p
     return ValidatedAnswer(
         request_id=request_id, policy_version=policy_version, index_version=index_version, trace=list(trace or []),
         question=question, scope=scope, status="refused", answer_text=REFUSAL_TEXT, classification="REFUSAL",
-        generation_status="FAILED", validation_status="FAILED", failure_reason=reason[:500],
+        generation_status="FAILED", validation_status="FAILED", failure_reason=scrub(reason, 500),
     )
 
 
@@ -77,6 +78,8 @@ class Reconciler:
             return  # a key that differs from the record's id is not a question we can account for
         rid = question.request_id
         entry = self.open.get(rid)
+        if entry is not None and entry.question.fingerprint() != question.fingerprint():
+            return  # another question reusing the id: dead-lettered (DUPLICATE_REQUEST_ID), not ours to re-drive
         if entry is None:
             entry = self.open[rid] = OpenQuestion(message.key or rid.encode(), message.value, question,
                                                   message.timestamp / 1000 if message.timestamp else time.time())
@@ -134,6 +137,7 @@ async def _consumer(settings: Settings) -> AIOKafkaConsumer:
         settings.topic("questions"), bootstrap_servers=settings.bootstrap_servers,
         group_id=f"{settings.app_id}-reconciler", enable_auto_commit=False, auto_offset_reset="earliest",
         session_timeout_ms=int(settings.broker_session_timeout_s * 1000), heartbeat_interval_ms=1000,
+        **settings.kafka_security(),
     )
     await consumer.start()
     return consumer
@@ -142,9 +146,9 @@ async def _consumer(settings: Settings) -> AIOKafkaConsumer:
 async def run(settings: Settings | None = None, *, once_idle_s: float | None = None) -> Reconciler:
     """Reconcile forever (or, with ``once_idle_s``, until nothing is open and no message came for that long)."""
     settings = settings or get_settings()
-    rec = Reconciler(settings, RequestTracker(engine_for(settings.database_url)))
+    rec = Reconciler(settings, RequestTracker(engine_for(settings.app_dsn)))
     consumer = await _consumer(settings)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all")
+    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", **settings.kafka_security())
     await producer.start()
     log.info("reconciler started: re-drive after %.0fs without progress, at most %d times",
              settings.reconcile_after_s, settings.reconcile_max_redrives)
@@ -170,7 +174,7 @@ async def _worker_group(settings: Settings) -> tuple[dict[TopicPartition, int], 
     """The worker group's committed offsets on `questions` (empty when unknown) and whether it has members."""
     from aiokafka.admin import AIOKafkaAdminClient
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers, **settings.kafka_security())
     try:
         await admin.start()
         offsets = await admin.list_consumer_group_offsets(settings.app_id)
@@ -247,10 +251,12 @@ def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: floa
     Apache Kafka expires a killed member's session after ``session.timeout``;
     noida-db (the embedded broker) never does, and the group then waits forever
     in CompletingRebalance for a leader that is gone (seen in the kill -9 fault
-    test). When a group has not been Stable for ``4 × broker_session_timeout_s``
-    every member is removed (LeaveGroup): live members simply rejoin, dead ones
-    do not. On a broker that expires sessions this never triggers. Runs in a
-    daemon thread of the worker (a blocked group also blocks faust's own tasks).
+    test). When a group has not been Stable for ``2 × broker_session_timeout_s``
+    (the rebalance timeout, after which Apache Kafka drops members that did not
+    rejoin) every member is removed (LeaveGroup): live members simply rejoin,
+    dead ones do not. On a broker that expires sessions this never triggers.
+    Runs in a daemon thread of the worker (a blocked group also blocks faust's
+    own tasks).
     """
     from kafka.admin import KafkaAdminClient, MemberToRemove
 
@@ -258,16 +264,16 @@ def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: floa
 
     for noisy in ("kafka.admin._groups", "kafka.net.selector"):  # faust's member metadata is not kafka's format
         logging.getLogger(noisy).setLevel(logging.ERROR)
-    limit = 4 * settings.broker_session_timeout_s
+    limit = 2 * settings.broker_session_timeout_s
     unstable_since: dict[str, float] = {}
     started = time.monotonic()
     admin = offsets = None
     while stop_after is None or time.monotonic() - started < stop_after:
         time.sleep(settings.broker_session_timeout_s / 2)
         try:
-            admin = admin or KafkaAdminClient(bootstrap_servers=settings.bootstrap_servers,
+            admin = admin or KafkaAdminClient(bootstrap_servers=settings.bootstrap_servers, **settings.kafka_security(),
                                               client_id="citestream-group-watchdog")
-            offsets = offsets or KafkaConsumer(bootstrap_servers=settings.bootstrap_servers,
+            offsets = offsets or KafkaConsumer(bootstrap_servers=settings.bootstrap_servers, **settings.kafka_security(),
                                                client_id="citestream-lag", enable_auto_commit=False)
             metrics.sample_consumer_lag(admin, offsets, groups[0])
             for group, info in admin.describe_groups(groups).items():

@@ -1,4 +1,10 @@
-"""Alembic environment: the URL comes from the citestream settings (or the caller's config)."""
+"""Alembic environment: the URL comes from the citestream settings (or the caller's config).
+
+Migrations run as the database owner (``CITESTREAM_DATABASE_URL``). When an
+application password is configured (``CITESTREAM_APP_DB_PASSWORD``, the Docker
+path) the application role gets it here, after the migrations that create it;
+the embedded server sets its own at start (``infra.postgres``).
+"""
 
 from alembic import context
 from sqlalchemy import create_engine
@@ -8,7 +14,8 @@ from citestream.store.db import sqlalchemy_url
 from citestream.store.tables import metadata
 
 config = context.config
-url = config.get_main_option("sqlalchemy.url") or sqlalchemy_url(get_settings().database_url)
+settings = get_settings()
+url = config.get_main_option("sqlalchemy.url") or sqlalchemy_url(settings.database_url)
 
 if context.is_offline_mode():
     context.configure(url=url, target_metadata=metadata, literal_binds=True)
@@ -20,4 +27,10 @@ else:
         context.configure(connection=connection, target_metadata=metadata)
         with context.begin_transaction():
             context.run_migrations()
+        if settings.app_db_password is not None:
+            from citestream.infra.postgres import ensure_login_role
+
+            ensure_login_role(connection.connection.driver_connection, settings.app_db_user,
+                              settings.app_db_password.get_secret_value())
+            connection.commit()
     engine.dispose()

@@ -55,7 +55,7 @@ def database(settings):
     if settings.infra != "docker":
         infra.servers(settings)[0].ensure_database(infra.database_name(settings))
     migrate()
-    return settings.database_url
+    return settings.owner_dsn  # with the embedded server's passfile: psycopg.connect works on it as it is
 
 
 def migrate(url: str | None = None) -> None:
@@ -77,7 +77,7 @@ def empty_database(settings):
     pg = infra.servers(settings)[0]
     name = f"t_{uuid.uuid4().hex[:8]}"
     pg.ensure_database(name)
-    yield f"postgresql://postgres@127.0.0.1:{settings.pg_port}/{name}"
+    yield settings.resolve_dsn(f"postgresql://postgres@127.0.0.1:{settings.pg_port}/{name}")
     pg.drop_database(name)
 
 
@@ -151,8 +151,9 @@ def new_request_id(prefix: str = "t") -> str:
 
 @pytest.fixture(scope="session")
 def worker(topics, database, smoke_ingested, tmp_path_factory):
-    """One worker process for the session's end-to-end tests."""
-    proc = WorkerProcess(tmp_path_factory.mktemp("worker") / "worker.log")
+    """One worker process for the session's end-to-end tests; it may ingest files under pytest's temporary folder."""
+    proc = WorkerProcess(tmp_path_factory.mktemp("worker") / "worker.log",
+                         env={"CITESTREAM_INGEST_ROOTS": str(tmp_path_factory.getbasetemp())})
     try:
         proc.wait_ready()
         yield proc

@@ -59,13 +59,14 @@ class PrivateStack:
 
     @property
     def database_url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.pg.port}/{self.database}"
+        """The owner's DSN, with this private cluster's own passfile (the worker derives its role's from it)."""
+        return self.pg.dsn("postgres", self.database)
 
     @property
     def settings(self) -> Settings:
         return Settings(broker_url=f"kafka://127.0.0.1:{self.broker.port}", database_url=self.database_url,
                         topic_prefix=self.prefix, app_id=f"citestream-{self.prefix.strip('.')}",
-                        pg_port=self.pg.port, broker_port=self.broker.port)
+                        pg_port=self.pg.port, broker_port=self.broker.port, state_dir=self.root)
 
     def env(self, **extra: str) -> dict[str, str]:
         s = self.settings
@@ -73,6 +74,7 @@ class PrivateStack:
             "CITESTREAM_DATABASE_URL": s.database_url, "CITESTREAM_BROKER_URL": s.broker_url,
             "CITESTREAM_PG_PORT": str(s.pg_port), "CITESTREAM_BROKER_PORT": str(s.broker_port),
             "CITESTREAM_TOPIC_PREFIX": s.topic_prefix, "CITESTREAM_APP_ID": s.app_id,
+            "CITESTREAM_STATE_DIR": str(s.state_dir),
             "CITESTREAM_RECONCILE_AFTER_S": "25", "CITESTREAM_RECONCILE_INTERVAL_S": "2",
             "CITESTREAM_STAGE_RETRY_MAX_S": "2", "HF_HUB_OFFLINE": "1", **extra,
         }
@@ -166,11 +168,13 @@ class AnswerLog:
 
     def __init__(self) -> None:
         self.by_key: dict[str, list[dict]] = {}
+        self.first_at: dict[str, float] = {}  # time.monotonic() when each key's first answer was read
 
     def add(self, key: str, value: bytes) -> None:
         import json
 
         self.by_key.setdefault(key, []).append(json.loads(value))
+        self.first_at.setdefault(key, time.monotonic())
 
     @property
     def duplicates(self) -> int:

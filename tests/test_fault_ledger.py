@@ -15,6 +15,7 @@ import pytest
 
 
 def _as_app_role(url: str) -> str:
+    """The same database as the application role (its password comes from the same passfile)."""
     parts = urlparse(url)
     return urlunparse(parts._replace(netloc=f"citestream_app@{parts.hostname}:{parts.port}"))
 

@@ -94,7 +94,7 @@ def test_failure_bad_pdfs_are_reported_while_the_others_are_ingested(tmp_path, s
     }
     missing = tmp_path / "missing.pdf"
     paths = [str(good), *map(str, bad.values()), str(missing)]
-    result = ingest_request(_request(paths=paths, authority="FDA"), store, embedder)
+    result = ingest_request(_request(paths=paths, authority="FDA"), store, embedder, roots=[tmp_path])
     assert result.status == "ok"
     assert result.outputs.docIds == ["good_guidance"] and result.outputs.ingestedCount == 1
     reasons = {e.path: e.reason for e in result.outputs.errors}

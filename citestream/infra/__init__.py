@@ -7,12 +7,15 @@ with that file stops only those servers (by PID), never someone else's.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
 from pathlib import Path
 from urllib.parse import urlparse
 
 from ..config import Settings
 from .broker import EmbeddedBroker
-from .postgres import EmbeddedPostgres
+from .postgres import PG_SYSTEM_USER, EmbeddedPostgres, ensure_system_user
 
 
 def servers(settings: Settings) -> tuple[EmbeddedPostgres, EmbeddedBroker]:
@@ -24,7 +27,33 @@ def database_name(settings: Settings) -> str:
     return urlparse(settings.database_url).path.lstrip("/") or "postgres"
 
 
+def secure_state_dir(state: Path) -> None:
+    """The state folder holds every message the broker stored, passwords and keys: owner-only.
+
+    Files become 0600 and folders 0700 (new ones too: the umask is 077). The
+    folder itself is 0710 with group ``citestream-pg`` when that user exists, so
+    Postgres can reach ``pg/`` (its own, 0700) and nothing else. ``pg/`` is left
+    to Postgres; ``pginstall`` copies keep their execute bits.
+    """
+    os.umask(0o077)
+    state.mkdir(parents=True, exist_ok=True)
+    for entry in state.iterdir():
+        if entry.name == "pg" or entry.is_symlink():
+            continue
+        paths = [entry] + ([p for p in entry.rglob("*") if not p.is_symlink()] if entry.is_dir() else [])
+        for path in paths:
+            mode = path.lstat().st_mode
+            keep_exec = mode & stat.S_IXUSR and not stat.S_ISDIR(mode)
+            path.chmod(0o700 if stat.S_ISDIR(mode) or keep_exec else 0o600)
+    state.chmod(0o700)
+    if os.geteuid() == 0:
+        ensure_system_user()
+        shutil.chown(state, group=PG_SYSTEM_USER)
+        state.chmod(0o710)
+
+
 def up(settings: Settings, owner_file: Path | None = None) -> list[str]:
+    secure_state_dir(settings.state_dir)
     pg, broker = servers(settings)
     started = []
     if pg.start():

@@ -3,20 +3,31 @@
 Postgres refuses to run as root, so the server runs as a dedicated system user
 through ``runuser``; its binaries are called directly (the wheel's Python
 helper creates users silently and listens on a unix socket only).
+
+Every connection needs a password (``scram-sha-256``, TCP and socket alike; the
+socket folder is 0700). The superuser ``postgres`` (the owner that migrates)
+and the application role ``citestream_app`` get generated passwords, kept only
+in ``<state>/pg/pgpass`` (libpq's passfile format, mode 0600), which
+``Settings.resolve_dsn`` hands to libpq: nobody types a password. A cluster made
+by an older version with ``--auth=trust`` is switched over on its next start.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import secrets
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 PG_SYSTEM_USER = "citestream-pg"
+OWNER = "postgres"
+APP_ROLE = "citestream_app"
 
 
 def _bin_dir() -> Path:
@@ -33,7 +44,7 @@ def _as_pg_user(*args: str | Path, check: bool = True, **kw) -> subprocess.Compl
     return subprocess.run(cmd, check=check, capture_output=True, text=True, **kw)
 
 
-def _ensure_system_user() -> None:
+def ensure_system_user() -> None:
     if os.geteuid() != 0:
         return
     if subprocess.run(["id", "-u", PG_SYSTEM_USER], capture_output=True).returncode != 0:
@@ -62,11 +73,36 @@ class EmbeddedPostgres:
         self.data = self.root / "data"
         self.log = self.root / "postgres.log"
         self.socket_dir = self.root / "run"
+        self.pgpass = self.root / "pgpass"
         self.port = port
 
     @property
     def admin_dsn(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        return self.dsn(OWNER, "postgres")
+
+    def dsn(self, user: str, database: str) -> str:
+        """A DSN for ``user`` on ``database`` whose password libpq reads from this cluster's pgpass."""
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}?passfile={self.pgpass}"
+
+    def passwords(self) -> dict[str, str]:
+        """user → password, from pgpass (empty before the first start)."""
+        out = {}
+        if self.pgpass.exists():
+            for line in self.pgpass.read_text().splitlines():
+                fields = line.split(":")
+                if len(fields) == 5:
+                    out[fields[3]] = fields[4]
+        return out
+
+    def _write_pgpass(self, passwords: dict[str, str]) -> None:
+        """One line per user for this port on 127.0.0.1 and localhost; 0600 from the start (libpq insists)."""
+        lines = [f"{host}:{self.port}:*:{user}:{password}" for user, password in passwords.items()
+                 for host in ("127.0.0.1", "localhost")]
+        tmp = self.pgpass.with_name(".pgpass.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write("\n".join(lines) + "\n")
+        os.replace(tmp, self.pgpass)
 
     def is_running(self) -> bool:
         pid_file = self.data / "postmaster.pid"
@@ -83,22 +119,37 @@ class EmbeddedPostgres:
         """Start if not running; returns True when this call started it."""
         if self.is_running():
             return False
-        _ensure_system_user()
+        ensure_system_user()
         self.root.mkdir(parents=True, exist_ok=True)
         self.socket_dir.mkdir(exist_ok=True)
         bin_dir = _readable_binaries(_bin_dir(), self.root)
-        if os.geteuid() == 0:
-            shutil.chown(self.root, PG_SYSTEM_USER)
-            shutil.chown(self.socket_dir, PG_SYSTEM_USER)
+        for folder in (self.root, self.socket_dir):
+            folder.chmod(0o700)
+            if os.geteuid() == 0:
+                shutil.chown(folder, PG_SYSTEM_USER)
+        passwords = self.passwords()
+        passwords = {OWNER: passwords.get(OWNER) or secrets.token_urlsafe(24),
+                     APP_ROLE: passwords.get(APP_ROLE) or secrets.token_urlsafe(24)}
+        self._write_pgpass(passwords)  # this port, these passwords
         if not (self.data / "PG_VERSION").exists():
             if self.data.exists():
                 shutil.rmtree(self.data)
-            _as_pg_user(
-                bin_dir / "initdb", "-D", self.data, "-U", "postgres", "--auth=trust",
-                "-E", "UTF8", "--locale=C.UTF-8",
-            )
+            pwfile = self.root / ".initdb-password"  # read by initdb as the pg user, removed at once
+            fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(passwords[OWNER] + "\n")
+            if os.geteuid() == 0:
+                shutil.chown(pwfile, PG_SYSTEM_USER)
+            try:
+                _as_pg_user(
+                    bin_dir / "initdb", "-D", self.data, "-U", OWNER, "--auth=scram-sha-256", f"--pwfile={pwfile}",
+                    "-E", "UTF8", "--locale=C.UTF-8",
+                )
+            finally:
+                pwfile.unlink(missing_ok=True)
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.socket_dir} "
+            "-c unix_socket_permissions=0700 -c password_encryption=scram-sha-256 "
             "-c shared_buffers=1GB -c maintenance_work_mem=1GB -c max_connections=200"
         )
         result = _as_pg_user(
@@ -108,8 +159,27 @@ class EmbeddedPostgres:
         if result.returncode != 0:
             tail = self.log.read_text()[-2000:] if self.log.exists() else ""
             raise RuntimeError(f"postgres failed to start: {result.stderr}\n{tail}")
+        if self.log.exists():
+            self.log.chmod(0o600)
+        self._secure(passwords, bin_dir)
         self._wait_ready()
         return True
+
+    def _secure(self, passwords: dict[str, str], bin_dir: Path) -> None:
+        """Passwords on both roles; a cluster still on ``trust`` (made by an older version) moved to scram."""
+        hba = self.data / "pg_hba.conf"
+        trusting = any(line.split()[-1:] == ["trust"] for line in hba.read_text().splitlines()
+                       if line.strip() and not line.lstrip().startswith("#"))
+        self._wait_ready()
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("ALTER ROLE {} WITH PASSWORD {}").format(
+                sql.Identifier(OWNER), sql.Literal(passwords[OWNER])))
+            ensure_login_role(conn, APP_ROLE, passwords[APP_ROLE])
+        if trusting:
+            lines = [line.rsplit("trust", 1)[0] + "scram-sha-256" if line.rstrip().endswith("trust")
+                     and not line.lstrip().startswith("#") else line for line in hba.read_text().splitlines()]
+            hba.write_text("\n".join(lines) + "\n")
+            _as_pg_user(bin_dir / "pg_ctl", "-D", self.data, "reload")
 
     def _wait_ready(self, timeout_s: float = 30) -> None:
         deadline = time.monotonic() + timeout_s
@@ -129,11 +199,19 @@ class EmbeddedPostgres:
         _as_pg_user(bin_dir / "pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop", check=False)
 
     def ensure_database(self, name: str) -> None:
+        """Create ``name`` if missing; the application role may connect to it."""
         with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
             if not exists:
-                conn.execute(f'CREATE DATABASE "{name}"')
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
     def drop_database(self, name: str) -> None:
         with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def ensure_login_role(conn: psycopg.Connection, name: str, password: str) -> None:
+    """``name`` exists, may log in, and has ``password`` (hashed by the server with scram-sha-256)."""
+    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+    verb = "ALTER" if exists else "CREATE"
+    conn.execute(sql.SQL(verb + " ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(name), sql.Literal(password)))

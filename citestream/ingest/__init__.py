@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..config import get_settings
 from ..embedding import Embedder
 from ..models import IngestRequest, IngestResult
 from ..models.agent import AgentError
 from ..models.ingest import IngestedDocument, IngestIssue, IngestOutputs
 from ..store import ChunkStore
+from .paths import PathRefused, ingest_roots, request_paths
 from .pdf import UnreadablePdf
 from .pipeline import (
     EmbeddingFailed, EmptyDocument, IngestOutcome, SourceDocument, from_pdf, from_text, ingest_document,
@@ -18,7 +21,7 @@ from .pipeline import (
 
 log = logging.getLogger("citestream.ingest")
 
-DOCUMENT_ERRORS = (OSError, UnreadablePdf, EmptyDocument)
+DOCUMENT_ERRORS = (OSError, UnreadablePdf, EmptyDocument, PathRefused)
 """Failures that belong to one document: reported in ``errors`` while the others are ingested."""
 
 
@@ -28,8 +31,13 @@ def pdf_paths(paths: list[str | Path]) -> Iterator[Path]:
         yield from (sorted(p.glob("*.pdf")) if p.is_dir() else [p])
 
 
-def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder) -> IngestResult:
+def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder,
+                   roots: list[Path] | None = None) -> IngestResult:
     """Every document ingested or reported in ``errors``; nothing silently dropped.
+
+    Paths are read only inside ``roots`` (default: ``CITESTREAM_INGEST_ROOTS``) and
+    within the size cap (``ingest.paths``); a refused path is an entry in ``errors``
+    that says the same whether or not the file exists.
 
     A document's own failure (unreadable, encrypted, no text) is an entry in
     ``errors`` and the rest go on. An embedding failure stops the request with
@@ -56,8 +64,17 @@ def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder
     jobs = [(lambda doc=doc: from_text(doc.docId, doc.text, doc.title, doc.source, dict(doc.metadata),
                                        request.authority), {"docId": doc.docId})
             for doc in request.documents]
-    jobs += [(lambda path=path: from_pdf(path, request.authority), {"path": str(path)})
-             for path in pdf_paths(request.paths)]
+    settings = get_settings()
+    roots = ingest_roots(settings) if roots is None else [Path(os.path.realpath(r)) for r in roots]
+    max_bytes = int(settings.ingest_max_pdf_mb * 1024 * 1024)
+
+    def load_pdf(path: Path | PathRefused):
+        if isinstance(path, PathRefused):
+            raise path
+        return from_pdf(path, request.authority, max_bytes=max_bytes, roots=roots)
+
+    jobs += [(lambda path=path: load_pdf(path), {"path": given})
+             for given, path in request_paths(request.paths, roots, settings.ingest_max_files)]
     for load, where in jobs:
         if not run(load, **where):
             break
@@ -80,5 +97,5 @@ def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder
     )
 
 
-__all__ = ["DOCUMENT_ERRORS", "EmbeddingFailed", "EmptyDocument", "IngestOutcome", "SourceDocument", "UnreadablePdf",
-           "from_pdf", "from_text", "ingest_document", "ingest_request", "pdf_paths"]
+__all__ = ["DOCUMENT_ERRORS", "EmbeddingFailed", "EmptyDocument", "IngestOutcome", "PathRefused", "SourceDocument",
+           "UnreadablePdf", "from_pdf", "from_text", "ingest_document", "ingest_request", "pdf_paths"]

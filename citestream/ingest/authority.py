@@ -39,9 +39,14 @@ class AuthorityDecision:
     source: str  # given | manifest | first-page | file-name | unknown
 
 
+MANIFEST_MAX_BYTES = 1024 * 1024
+
+
 @lru_cache(maxsize=32)
 def _manifest(folder: Path, mtime: float) -> dict[str, str]:
-    rows = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    from .paths import read_capped  # a manifest.json that is a FIFO or a device must not block ingestion
+
+    rows = json.loads(read_capped(folder / "manifest.json", MANIFEST_MAX_BYTES).decode("utf-8"))
     return {row["file"]: row.get("authority", "MIXED") for row in rows if isinstance(row, dict) and "file" in row}
 
 
@@ -50,7 +55,7 @@ def manifest_authorities(folder: Path) -> dict[str, str]:
     path = folder / "manifest.json"
     try:
         return _manifest(folder.resolve(), path.stat().st_mtime)
-    except (OSError, ValueError, TypeError):
+    except Exception:  # absent, unreadable, refused or not JSON: no manifest
         return {}
 
 

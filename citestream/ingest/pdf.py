@@ -49,12 +49,12 @@ class RawPage:
     fragments: list[Fragment]
 
 
-def open_pdf(path: Path) -> pdfium.PdfDocument:
-    """Open or raise ``UnreadablePdf`` with a reason a person can act on."""
-    if path.stat().st_size == 0:
+def open_pdf(path: Path, data: bytes | None = None) -> pdfium.PdfDocument:
+    """Open (``data``: the file's bytes, already read within the caps) or raise ``UnreadablePdf``."""
+    if (len(data) if data is not None else path.stat().st_size) == 0:
         raise UnreadablePdf(f"{path.name}: empty file (0 bytes)")
     try:
-        return pdfium.PdfDocument(str(path))
+        return pdfium.PdfDocument(data if data is not None else str(path))
     except pdfium.PdfiumError as exc:
         message = str(exc).lower()
         if "password" in message or "security" in message:
@@ -62,9 +62,9 @@ def open_pdf(path: Path) -> pdfium.PdfDocument:
         raise UnreadablePdf(f"{path.name}: corrupt or not a PDF ({exc})") from exc
 
 
-def read_pages(path: Path) -> list[RawPage]:
-    """Every physical page's fragments (index 0 = page 1)."""
-    pdf = open_pdf(path)
+def read_pages(path: Path, data: bytes | None = None) -> list[RawPage]:
+    """Every physical page's fragments (index 0 = page 1); from ``data`` when given, else from the file."""
+    pdf = open_pdf(path, data)
     try:
         pages = []
         for index in range(len(pdf)):

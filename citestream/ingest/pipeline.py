@@ -20,7 +20,10 @@ from ..store import ChunkRow, ChunkStore, DocumentRow
 from .authority import decide_authority, manifest_authorities
 from .chunking import Piece, child_pieces_from_blocks, group_parents
 from .layout import Block, extract_blocks
+from .paths import read_capped
 from .pdf import read_pages
+
+DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
 PIPELINE_VERSION = "ingest-2"
 """Bump when parsing or chunking changes, so unchanged files are re-chunked once (stored in documents.metadata)."""
@@ -68,9 +71,11 @@ def doc_id_for(path: Path) -> str:
     return slug(path.stem)
 
 
-def from_pdf(path: Path, authority: str | None = None, doc_id: str | None = None) -> SourceDocument:
-    data = path.read_bytes()
-    pages = read_pages(path)
+def from_pdf(path: Path, authority: str | None = None, doc_id: str | None = None,
+             max_bytes: int = DEFAULT_MAX_PDF_BYTES, roots: list[Path] | None = None) -> SourceDocument:
+    """Parse one PDF, read once and within ``max_bytes`` (and, given ``roots``, only from inside them)."""
+    data = read_capped(path, max_bytes, roots)
+    pages = read_pages(path, data)
     decision = decide_authority(path, "\n".join(p.text for p in pages[:2]), authority)
     return SourceDocument(
         doc_id=doc_id or doc_id_for(path), pdf=path.name, pages=[p.text for p in pages],

@@ -21,7 +21,7 @@ from ..embedding import Embedder
 from ..store import ChunkStore
 from . import DOCUMENT_ERRORS, pdf_paths
 from .pipeline import (
-    EmbeddingFailed, SourceDocument, build_chunks, from_pdf, is_unchanged, plan_chunks, unchanged_outcome,
+    DEFAULT_MAX_PDF_BYTES, EmbeddingFailed, SourceDocument, build_chunks, from_pdf, is_unchanged, plan_chunks, unchanged_outcome,
     write_document,
 )
 
@@ -64,13 +64,13 @@ class IngestSummary:
         return [f for f in self.files if f.authority_source == "unknown" and f.state != "error"]
 
 
-def _parsed(paths: list[Path], authority: str | None) -> Iterator[tuple[Path, Future]]:
+def _parsed(paths: list[Path], authority: str | None, max_bytes: int) -> Iterator[tuple[Path, Future]]:
     """Each path with its parse running one file ahead of the consumer."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pdf-parse") as pool:
-        pending = [(p, pool.submit(from_pdf, p, authority)) for p in paths[:1]]
+        pending = [(p, pool.submit(from_pdf, p, authority, None, max_bytes)) for p in paths[:1]]
         for i, path in enumerate(paths):
             if i + 1 < len(paths):
-                pending.append((paths[i + 1], pool.submit(from_pdf, paths[i + 1], authority)))
+                pending.append((paths[i + 1], pool.submit(from_pdf, paths[i + 1], authority, None, max_bytes)))
             yield pending.pop(0)
 
 
@@ -96,8 +96,12 @@ class _Writes:
 
 
 def ingest_paths(paths: list[str | Path], store: ChunkStore, embedder: Embedder | None, authority: str | None = None,
-                 dry_run: bool = False, on_file: Callable[[FileResult], None] | None = None) -> IngestSummary:
+                 dry_run: bool = False, on_file: Callable[[FileResult], None] | None = None,
+                 max_bytes: int = DEFAULT_MAX_PDF_BYTES) -> IngestSummary:
     """Ingest (or, with ``dry_run``, only plan) every PDF; one document's failure never stops the others.
+
+    The operator's own files, so no ingest roots; each file is still read within ``max_bytes`` and only if it
+    is a regular file (a ``*.pdf`` symlink to a device or FIFO is an error, not a hang).
 
     An embedding failure does stop the run: it is not the document's fault and the next one would fail too.
     A database failure propagates (after the write in flight, if any, has finished).
@@ -113,7 +117,7 @@ def ingest_paths(paths: list[str | Path], store: ChunkStore, embedder: Embedder 
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-write") as pool:
         writes = _Writes(pool, store, report)
-        for path, future in _parsed(files, authority):
+        for path, future in _parsed(files, authority, max_bytes):
             result, rows, stop = FileResult(path), None, False
             try:
                 doc: SourceDocument = future.result()

@@ -4,6 +4,8 @@ The prompt goes out as one user message, byte for byte (R3: no added system
 message, no added instructions). Failures are sorted for the R3 wrapper:
 timeouts, dropped connections, 429 and 5xx are transient (retried with the
 same bytes); any other 4xx and replies that are not chat completions are not.
+A provider's error body is cut short and scrubbed (``scrub``) before it can
+reach a record: it may echo the key, the prompt or internal details.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import time
 
 import httpx
 
+from ..scrub import scrub
 from .base import LLMError, LLMReply, TransientLLMError
+
+ERROR_BODY_CHARS = 120
 
 
 def _retry_after_s(value: str | None) -> float | None:
@@ -55,7 +60,7 @@ class OpenAIBackend:
             raise TransientLLMError(f"HTTP {response.status_code}",
                                     retry_after_s=_retry_after_s(response.headers.get("retry-after")))
         if response.status_code >= 400:
-            raise LLMError(f"HTTP {response.status_code}: {response.text[:200]}")
+            raise LLMError(f"HTTP {response.status_code}: {scrub(response.text[:2000], ERROR_BODY_CHARS)}")
         try:
             data = response.json()
             choice = data["choices"][0]
@@ -68,4 +73,5 @@ class OpenAIBackend:
                 prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
             )
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise LLMError(f"reply is not an OpenAI chat completion: {type(exc).__name__}: {exc}") from exc
+            raise LLMError(f"reply is not an OpenAI chat completion: {type(exc).__name__}: "
+                           f"{scrub(str(exc), ERROR_BODY_CHARS)}") from exc

@@ -7,7 +7,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from .limits import MAX_INPUT_TRACE_STAGES, MAX_NAME_CHARS, MAX_TEXT_CHARS, MAX_TRACE_STAGES
+
 RequestId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:\-]+$")]
+Name = Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)]
+"""A version, model or stage name: short text."""
 Scope = Literal["MIXED", "FDA", "EMA", "ICH", "SOPS"]
 Authority = Literal["FDA", "EMA", "ICH", "SOPS", "MIXED"]
 
@@ -21,9 +25,10 @@ def utcnow() -> datetime:
 
 
 class Contract(BaseModel):
-    """Strict base: unknown fields are a contract break, not something to ignore."""
+    """Strict base: unknown fields are a contract break, not something to ignore; no string is unbounded."""
 
-    model_config = ConfigDict(extra="forbid", frozen=False, str_strip_whitespace=False)
+    model_config = ConfigDict(extra="forbid", frozen=False, str_strip_whitespace=False,
+                              str_max_length=MAX_TEXT_CHARS)
 
 
 NoAnswerCode = Literal[
@@ -41,7 +46,7 @@ class NoAnswer(Contract):
 
 
 class StageTiming(Contract):
-    stage: str
+    stage: str = Field(max_length=MAX_NAME_CHARS)
     started_at: datetime
     elapsed_ms: float = Field(ge=0)
 
@@ -50,10 +55,10 @@ class Envelope(Contract):
     """Carried by every record: the Kafka key, the versions it was made under, and where it has been."""
 
     request_id: RequestId
-    schema_version: str = SCHEMA_VERSION
-    policy_version: str
-    index_version: str | None = None
-    trace: list[StageTiming] = Field(default_factory=list)
+    schema_version: str = Field(SCHEMA_VERSION, max_length=MAX_NAME_CHARS)
+    policy_version: str = Field(max_length=MAX_NAME_CHARS)
+    index_version: str | None = Field(None, max_length=MAX_NAME_CHARS)
+    trace: list[StageTiming] = Field(default_factory=list, max_length=MAX_TRACE_STAGES)
 
     def carry(self, **overrides) -> dict:
         """Envelope fields to copy into the next stage's record."""
@@ -65,3 +70,7 @@ class Envelope(Contract):
         }
         base.update(overrides)
         return base
+
+
+InputTrace = Annotated[list[StageTiming], Field(max_length=MAX_INPUT_TRACE_STAGES)]
+"""The trace a publisher may send on an input topic: short, so every stage after it still fits the bound."""

@@ -2,29 +2,51 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import Field, StringConstraints, model_validator
 
 from .agent import AgentError, AgentStatus
-from .common import Authority, Contract, Envelope
+from .common import Authority, Contract, Envelope, InputTrace, Name
+from .limits import (
+    MAX_DOCUMENT_CHARS, MAX_INLINE_BYTES, MAX_INLINE_DOCUMENTS, MAX_METADATA_ENTRIES, MAX_NAME_CHARS, MAX_PATH_CHARS,
+    MAX_PATHS,
+)
+
+_Short = Annotated[str, StringConstraints(max_length=1000)]
 
 
 class InlineDocument(Contract):
     docId: str = Field(min_length=1, max_length=200)
-    title: str = ""
-    source: str = ""
-    text: str
-    metadata: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+    title: str = Field("", max_length=1000)
+    source: str = Field("", max_length=1000)
+    text: str = Field(max_length=MAX_DOCUMENT_CHARS)
+    metadata: dict[Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)], _Short | int | float | bool | None] = (
+        Field(default_factory=dict, max_length=MAX_METADATA_ENTRIES))
 
 
 class IngestRequest(Envelope):
-    """Key: ``request_id``. Inline text documents and/or PDF paths readable by the worker."""
+    """Key: ``request_id``. Inline text documents and/or PDF paths inside the worker's ingest roots.
 
-    policy_version: str | None = None
-    documents: list[InlineDocument] = Field(default_factory=list)
-    paths: list[str] = Field(default_factory=list)
+    Paths outside ``CITESTREAM_INGEST_ROOTS`` are refused (see ``ingest.paths``);
+    the counts and sizes here are bounded so one request cannot exhaust a worker.
+    """
+
+    policy_version: Name | None = None
+    trace: InputTrace = Field(default_factory=list)
+    documents: list[InlineDocument] = Field(default_factory=list, max_length=MAX_INLINE_DOCUMENTS)
+    paths: list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATH_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_PATHS)
     authority: Authority | None = Field(
         None, description="Authority for every document of this request (else manifest.json, then the rule table)")
-    collection: str = "citestream"
+    collection: Name = "citestream"
+
+    @model_validator(mode="after")
+    def _inline_bytes(self) -> "IngestRequest":
+        size = sum(len(d.text.encode("utf-8")) for d in self.documents)
+        if size > MAX_INLINE_BYTES:
+            raise ValueError(f"inline documents hold {size} bytes of text; at most {MAX_INLINE_BYTES} per request")
+        return self
 
 
 class IngestIssue(Contract):
@@ -57,7 +79,7 @@ class IngestOutputs(Contract):
 
 
 class IngestResult(Envelope):
-    policy_version: str | None = None
+    policy_version: Name | None = None
     status: AgentStatus
     outputs: IngestOutputs
     error: AgentError | None = None

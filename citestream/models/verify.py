@@ -4,32 +4,29 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, Envelope, Scope
+from .common import Contract, Envelope, InputTrace, Name, Scope
+from .limits import MAX_CLAIM_CHARS, MAX_CLAIMS, MAX_NAME_CHARS, MAX_QUERY_CHARS, TopK
 from .retrieval import GroundingPack
 
 
 class Claim(Contract):
-    id: str = Field(min_length=1)
-    text: str
+    id: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    text: str = Field(max_length=MAX_CLAIM_CHARS)
 
 
 class ClaimVerifyRequest(Envelope):
     """Key: ``request_id``. Either a GroundingPack or a query to retrieve one (or neither: all unclear)."""
 
-    policy_version: str | None = None
-    claims: list[Claim] = Field(default_factory=list)
+    policy_version: Name | None = None
+    trace: InputTrace = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list, max_length=MAX_CLAIMS)
     grounding: GroundingPack | None = None
-    query: str | None = None
+    query: str | None = Field(None, max_length=MAX_QUERY_CHARS)
     scope: Scope = "MIXED"
-    topK: int = Field(8, ge=1, le=100, description="Clamped to [1, 100] (rag-loop-acceptance §4.5)")
-
-    @field_validator("topK", mode="before")
-    @classmethod
-    def _clamp_top_k(cls, value):
-        return min(100, max(1, value)) if isinstance(value, int) and not isinstance(value, bool) else value
+    topK: TopK = Field(8, description="Any integer (or integer string), clamped to [1, 100] (rag-loop-acceptance §4.5)")
 
 
 class EvidenceRef(Contract):
@@ -51,7 +48,7 @@ class VerifyOutputs(Contract):
 
 
 class ClaimVerifyResult(Envelope):
-    policy_version: str | None = None
+    policy_version: Name | None = None
     status: AgentStatus
     outputs: VerifyOutputs
     grounding: GroundingPack | None = None

@@ -1,4 +1,9 @@
-"""One SQLAlchemy engine per process (psycopg 3 driver, pooled), with pgvector registered."""
+"""One SQLAlchemy engine per process (psycopg 3 driver, pooled), with pgvector registered.
+
+``engine_for()`` without a DSN connects as the least-privileged application role
+(``Settings.app_dsn``); owners and tests pass their DSN. Local DSNs without a
+password use the embedded server's passfile (``Settings.resolve_dsn``).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from ..config import get_settings
 
 
 def sqlalchemy_url(dsn: str) -> str:
-    scheme, rest = dsn.split("://", 1)
+    scheme, rest = get_settings().resolve_dsn(dsn).split("://", 1)
     return f"postgresql+psycopg://{rest}" if scheme in ("postgresql", "postgres") else dsn
 
 
@@ -30,4 +35,4 @@ def make_engine(dsn: str) -> Engine:
 
 @lru_cache(maxsize=4)
 def engine_for(dsn: str | None = None) -> Engine:
-    return make_engine(dsn or get_settings().database_url)
+    return make_engine(dsn or get_settings().app_dsn)

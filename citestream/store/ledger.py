@@ -3,7 +3,10 @@
 Each row's hash covers its fields and the previous row's hash, so a changed or
 removed row breaks every link after it. Appends take a transaction-scoped
 advisory lock so concurrent workers extend one chain, never fork it. The
-database itself rejects UPDATE, DELETE and TRUNCATE (migration 0001).
+database itself rejects UPDATE, DELETE and TRUNCATE (migration 0001), and the
+worker's role may only SELECT and INSERT (0004). Against a superuser, who can
+rewrite rows and recompute the chain, ``verify`` also checks signed checkpoints
+kept outside the database (``store.anchors``).
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from .tables import audit_ledger
@@ -44,7 +47,8 @@ def row_hash(prev_hash: str, entry: LedgerEntry) -> str:
             "model": entry.model,
             "policy_version": entry.policy_version,
             "index_version": entry.index_version,
-            "created_at": entry.created_at.isoformat(),
+            # in UTC whatever the session's TimeZone: the same instant always hashes the same
+            "created_at": entry.created_at.astimezone(timezone.utc).isoformat(),
             "payload": entry.payload,
         },
         sort_keys=True, separators=(",", ":"), ensure_ascii=False,
@@ -58,6 +62,8 @@ class ChainReport:
     ok: bool
     first_broken_id: int | None = None
     reason: str | None = None
+    checkpoints: int = 0  # signed checkpoints the chain was checked against
+    anchored_row: int | None = None  # the newest checkpoint's row id
 
 
 @dataclass(frozen=True)
@@ -148,10 +154,27 @@ class Ledger:
         """Every ledger row of ``request_id``, replayed (empty when the request never reached a model)."""
         return [replay_row(row) for row in self.entries_for(request_id)]
 
-    def verify(self) -> ChainReport:
-        """Recompute the chain from the first row; report the first row whose link or hash is wrong."""
-        prev = GENESIS_HASH
-        count = 0
+    def head(self) -> tuple[int, str, int] | None:
+        """The newest row's id and hash and the number of rows (None for an empty ledger)."""
+        with self.engine.connect() as conn:
+            last = conn.execute(select(audit_ledger.c.id, audit_ledger.c.row_hash)
+                                .order_by(audit_ledger.c.id.desc()).limit(1)).first()
+            if last is None:
+                return None
+            count = conn.execute(select(func.count()).select_from(audit_ledger)).scalar_one()
+        return last.id, last.row_hash, count
+
+    def verify(self, checkpoints=()) -> ChainReport:
+        """Recompute the chain from the first row, then hold it against signed ``checkpoints``.
+
+        Reports the first row whose link or hash is wrong; else a checkpoint whose
+        row now has another hash (rewritten, chain recomputed) or that the ledger
+        no longer reaches (tail truncated) or whose row count differs (rows removed
+        or inserted before it).
+        """
+        prev, count, last_id = GENESIS_HASH, 0, None
+        wanted = {c.row_id for c in checkpoints}
+        seen: dict[int, tuple[str, int]] = {}
         with self.engine.connect() as conn:
             for row in conn.execute(select(audit_ledger).order_by(audit_ledger.c.id)).mappings():
                 count += 1
@@ -163,5 +186,28 @@ class Ledger:
                 )
                 if row_hash(prev, entry) != row["row_hash"]:
                     return ChainReport(count, False, row["id"], "row content does not match its hash")
-                prev = row["row_hash"]
-        return ChainReport(count, True)
+                prev, last_id = row["row_hash"], row["id"]
+                if row["id"] in wanted:
+                    seen[row["id"]] = (row["row_hash"], count)
+        anchored = max(checkpoints, key=lambda c: c.row_id, default=None)
+        for checkpoint in sorted(checkpoints, key=lambda c: c.row_id):
+            found = seen.get(checkpoint.row_id)
+            if found is None:
+                if last_id is None or checkpoint.row_id > last_id or count < checkpoint.count:
+                    return ChainReport(count, False, checkpoint.row_id, (
+                        f"TRUNCATED: a checkpoint signed {checkpoint.created_at} has {checkpoint.count} rows up to "
+                        f"row {checkpoint.row_id}; the ledger now ends at row {last_id} with {count} rows"),
+                        len(checkpoints), anchored.row_id)
+                return ChainReport(count, False, checkpoint.row_id, (
+                    f"REWRITTEN: row {checkpoint.row_id} of a checkpoint signed {checkpoint.created_at} is gone"),
+                    len(checkpoints), anchored.row_id)
+            if found[0] != checkpoint.head_hash:
+                return ChainReport(count, False, checkpoint.row_id, (
+                    f"REWRITTEN: row {checkpoint.row_id} no longer has the hash a checkpoint signed "
+                    f"{checkpoint.created_at} recorded (rows were changed and the chain recomputed)"),
+                    len(checkpoints), anchored.row_id)
+            if found[1] != checkpoint.count:
+                return ChainReport(count, False, checkpoint.row_id, (
+                    f"REWRITTEN: {found[1]} rows up to row {checkpoint.row_id}, a checkpoint signed "
+                    f"{checkpoint.created_at} counted {checkpoint.count}"), len(checkpoints), anchored.row_id)
+        return ChainReport(count, True, checkpoints=len(checkpoints), anchored_row=anchored.row_id if anchored else None)

@@ -47,6 +47,26 @@ class RequestTracker:
         with self.engine.begin() as conn:
             conn.execute(stmt)
 
+    def admit(self, request_id: str, fingerprint: str, question: str, scope: str) -> tuple[str | None, str | None]:
+        """Record a question's arrival; returns the fingerprint stored for its id and its outcome.
+
+        The first fingerprint seen for an id is kept (a row the reconciler made
+        before the question arrived adopts this one), so a caller whose
+        fingerprint differs knows the id belongs to another question.
+        """
+        stamp = func.jsonb_build_object("received", func.now()).cast(JSONB)
+        stmt = insert(requests).values(request_id=request_id, state="received", question=question, scope=scope,
+                                       fingerprint=fingerprint, history=stamp)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[requests.c.request_id],
+            set_={"fingerprint": func.coalesce(requests.c.fingerprint, stmt.excluded.fingerprint),
+                  "question": func.coalesce(requests.c.question, stmt.excluded.question),
+                  "scope": func.coalesce(requests.c.scope, stmt.excluded.scope)},
+        ).returning(requests.c.fingerprint, requests.c.outcome)
+        with self.engine.begin() as conn:
+            row = conn.execute(stmt).one()
+        return row.fingerprint, row.outcome
+
     def get(self, request_id: str) -> dict | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(requests).where(requests.c.request_id == request_id)).mappings().first()

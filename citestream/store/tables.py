@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    BigInteger, CheckConstraint, Column, Computed, DateTime, ForeignKey, Index, Integer, MetaData, Table, Text,
-    UniqueConstraint, func,
+    BigInteger, CheckConstraint, Column, Computed, DateTime, ForeignKey, Index, Integer, MetaData,
+    PrimaryKeyConstraint, Table, Text, UniqueConstraint, func,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 
@@ -93,5 +93,15 @@ requests = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("history", JSONB, nullable=False, server_default="{}", comment="state -> first time it was reached"),
     Column("redrives", Integer, nullable=False, server_default="0"),
+    Column("fingerprint", Text, nullable=True, comment="SHA-256 of the question's text, scope and top_k"),
     Index("requests_state_idx", "state"),
+)
+
+provenance = Table(
+    "provenance", metadata,
+    Column("request_id", Text, nullable=False),
+    Column("stage", Text, nullable=False),
+    Column("sha256", Text, nullable=False, comment="Digest of what the stage emitted (see citestream.provenance)"),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("request_id", "stage", "sha256", name="provenance_pkey"),
 )

@@ -1,16 +1,15 @@
 """The faust app and the one adapter every agent uses: decode → run the stage → emit, or dead-letter.
 
 ``stage_agent`` reads the stage function's type hints and refuses to wire it to
-a topic whose registered record model differs (see ``topics.spec``).
+a topic whose registered record model differs (see ``topics.spec``). Every
+record ends somewhere: on the sink topic, or on ``qa.deadletter`` with a reason
+code (``intake`` checks a record before the stage sees it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import logging
-import re
 import time
 import typing
 from collections.abc import Callable
@@ -21,15 +20,18 @@ from sqlalchemy.exc import OperationalError
 
 from .. import metrics
 from ..config import get_settings
-from ..models import DeadLetter
 from ..models.common import utcnow
 from ..reconcile import failure_answer
+from ..scrub import exception_reason
 from ..store.requests import TERMINAL
 from ..topics import REGISTRY, spec
+from . import faust_fixes
 from .deps import Deps, get_deps
+from .intake import RecordRejected, check_size, contract_errors, dead_letter_record, decode_json, parse, usable_id
 
 log = logging.getLogger("citestream.streams")
 settings = get_settings()
+faust_fixes.apply()
 
 app = faust.App(
     settings.app_id,
@@ -44,6 +46,8 @@ app = faust.App(
     producer_acks=-1,
     web_enabled=settings.web_port > 0,
     web_port=settings.web_port or 6066,
+    web_bind=settings.metrics_host,
+    broker_credentials=settings.faust_credentials(),
     topic_partitions=4,
 )
 
@@ -56,39 +60,13 @@ deadletter_topic = kafka_topic("qa.deadletter")
 answers_topic = kafka_topic("answers")
 
 
-class RecordRejected(Exception):
-    """Raised by a stage whose valid input cannot give a valid output: dead-letter it with ``code``."""
-
-    def __init__(self, code: str, reason: str):
-        super().__init__(reason)
-        self.code, self.reason = code, reason
-
-
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
-
-
-def _usable_id(value: object) -> str | None:
-    """``value`` when it is a valid request_id (a hostile key or id must not break the dead-letter itself)."""
-    if isinstance(value, bytes):
-        try:
-            value = value.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    return value if isinstance(value, str) and _REQUEST_ID.match(value) else None
-
-
 async def dead_letter(stage: str, source: str, event: faust.EventT, code: str, reason: str,
                       request_id: str | None = None) -> None:
     message = event.message
-    key = event.key
-    record = DeadLetter(
-        request_id=_usable_id(request_id) or _usable_id(key) or f"unknown-{source}-{message.partition}-{message.offset}",
-        policy_version=settings.policy_version, stage=stage, source_topic=source, reason_code=code,
-        reason=reason[:2000], original_key_b64=base64.b64encode(key).decode() if key else None,
-        original_value_b64=base64.b64encode(event.value or b"").decode(), partition=message.partition,
-        offset=message.offset,
-    )
-    log.warning("dead-letter stage=%s code=%s request_id=%s: %s", stage, code, record.request_id, reason[:200])
+    record = dead_letter_record(stage=stage, source=source, key=event.key, value=event.value, code=code,
+                                reason=reason, partition=message.partition, offset=message.offset,
+                                request_id=request_id, policy_version=settings.policy_version)
+    log.warning("dead-letter stage=%s code=%s request_id=%s: %s", stage, code, record.request_id, record.reason[:200])
     metrics.DEAD_LETTERED.labels(stage, code).inc()
     await _delivered(deadletter_topic, record.request_id, record.model_dump_json().encode())
 
@@ -124,6 +102,15 @@ def _outcome_of(record: BaseModel, deps: Deps) -> str | None:
     return row["outcome"] if row else None
 
 
+def _admit(question: BaseModel, deps: Deps) -> str:
+    """``duplicate`` (the id belongs to another question), ``answered`` (this one has its outcome) or ``open``."""
+    stored, outcome = deps.tracker.admit(question.request_id, question.fingerprint(), question.question,
+                                         question.scope)
+    if stored != question.fingerprint():
+        return "duplicate"
+    return "answered" if outcome else "open"
+
+
 def _failure_answer(record: BaseModel, stage: str, reason: str, deps: Deps):
     question, scope = getattr(record, "question", None), getattr(record, "scope", None)
     if question is not None and not isinstance(question, str):  # a record carrying the whole QuestionEvent
@@ -131,7 +118,7 @@ def _failure_answer(record: BaseModel, stage: str, reason: str, deps: Deps):
     if question is None or scope is None:
         row = deps.tracker.get(record.request_id) or {}
         question, scope = question or row.get("question") or "", scope or row.get("scope") or "MIXED"
-    return failure_answer(record.request_id, question, scope, f"STAGE_ERROR at {stage}: {reason}",
+    return failure_answer(record.request_id, question, scope, reason,
                           policy_version=getattr(record, "policy_version", None) or settings.policy_version,
                           index_version=getattr(record, "index_version", None), trace=getattr(record, "trace", []))
 
@@ -143,8 +130,7 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
         hints = typing.get_type_hints(fn)
         params = [p for p in fn.__code__.co_varnames[: fn.__code__.co_argcount]]
         in_model, out_model = hints[params[0]], hints["return"]
-        spec(source, in_model)
-        spec(sink, out_model)
+        source_spec, sink_spec = spec(source, in_model), spec(sink, out_model)
         sink_topic = kafka_topic(sink)
 
         async def agent(stream):
@@ -159,19 +145,24 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
         async def _process(event: faust.EventT) -> None:
             metrics.RECEIVED.labels(stage).inc()
             try:
-                data = json.loads(event.value.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, AttributeError) as exc:
-                return await dead_letter(stage, source, event, "DECODE_ERROR", f"{type(exc).__name__}: {exc}")
+                data = decode_json(check_size(event.value, source_spec.max_bytes, source))
+            except RecordRejected as exc:
+                return await dead_letter(stage, source, event, exc.code, exc.reason)
             try:
-                record = in_model.model_validate(data)
-            except ValidationError as exc:
-                rid = data.get("request_id") if isinstance(data, dict) and isinstance(data.get("request_id"), str) else None
-                return await dead_letter(stage, source, event, "SCHEMA_VIOLATION", _short(exc), rid)
+                record = parse(in_model, data)
+            except RecordRejected as exc:
+                rid = data.get("request_id") if isinstance(data, dict) else None
+                return await dead_letter(stage, source, event, exc.code, exc.reason, usable_id(rid))
             deps = get_deps()
-            if source == "questions" and await _run_with_retry(_outcome_of, record, deps, stage):
-                metrics.SKIPPED.labels(stage).inc()  # redelivered or re-published: already answered, never twice
-                log.info("stage=%s request_id=%s already has an outcome, skipped", stage, record.request_id)
-                return
+            if source == "questions":
+                admitted = await _run_with_retry(_admit, record, deps, stage)
+                if admitted == "duplicate":
+                    return await dead_letter(stage, source, event, "DUPLICATE_REQUEST_ID",
+                                             "request_id already belongs to a different question", record.request_id)
+                if admitted == "answered":
+                    metrics.SKIPPED.labels(stage).inc()  # redelivered or re-published: already answered, never twice
+                    log.info("stage=%s request_id=%s already has an outcome, skipped", stage, record.request_id)
+                    return
             started_at, started = utcnow(), time.monotonic()
             try:
                 out = await _run_with_retry(fn, record, deps, stage)
@@ -180,21 +171,20 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
             except Exception as exc:  # a bug or a bad record: never stop the worker for it
                 log.exception("stage=%s failed request_id=%s", stage, record.request_id)
                 metrics.FAILED.labels(stage).inc()
-                reason = f"{type(exc).__name__}: {exc}"
+                reason = exception_reason(exc)
                 await dead_letter(stage, source, event, "STAGE_ERROR", reason, record.request_id)
                 if source in QUESTION_FLOW:
-                    await _answer_failure(record, stage, reason, deps)
+                    await _answer_failure(record, stage, f"STAGE_ERROR at {stage}: {reason}", deps)
                 return
             metrics.LATENCY.labels(stage).observe(time.monotonic() - started)
             try:
                 out.trace = [*out.trace, _timing(stage, started_at, started)]
                 payload = out_model.model_validate(out.model_dump()).model_dump_json().encode()
             except ValidationError as exc:
-                metrics.FAILED.labels(stage).inc()
-                await dead_letter(stage, source, event, "OUTPUT_CONTRACT", _short(exc), record.request_id)
-                if source in QUESTION_FLOW:
-                    await _answer_failure(record, stage, f"OUTPUT_CONTRACT: {_short(exc)}", deps)
-                return
+                return await _reject_output(event, record, deps, "OUTPUT_CONTRACT", contract_errors(exc))
+            if len(payload) > sink_spec.max_bytes:
+                return await _reject_output(event, record, deps, "OUTPUT_TOO_LARGE",
+                                            f"{len(payload)} bytes; {sink} takes at most {sink_spec.max_bytes}")
             if sink == "answers":  # the outcome is recorded only once the answer is safely on the broker
                 if await _run_with_retry(_outcome_of, record, deps, stage):
                     metrics.SKIPPED.labels(stage).inc()  # already answered (a re-drive raced it): keep the first
@@ -210,6 +200,13 @@ def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseMode
                 await _run_with_retry(lambda r, d: d.tracker.mark(r.request_id, state), record, deps, stage)
                 if state in TERMINAL:
                     metrics.OUTCOMES.labels(state).inc()
+
+        async def _reject_output(event: faust.EventT, record: BaseModel, deps: Deps, code: str, reason: str) -> None:
+            """The stage's output cannot be sent: dead-letter the input, and answer a question as failed."""
+            metrics.FAILED.labels(stage).inc()
+            await dead_letter(stage, source, event, code, reason, record.request_id)
+            if source in QUESTION_FLOW:
+                await _answer_failure(record, stage, f"{code} at {stage}: {reason}", deps)
 
         agent.__name__ = agent.__qualname__ = f"{stage}_agent"
         app.agent(kafka_topic(source), name=f"citestream.{stage}")(agent)
@@ -238,5 +235,4 @@ def _timing(stage: str, started_at, started: float):
     return StageTiming(stage=stage, started_at=started_at, elapsed_ms=round((time.monotonic() - started) * 1000, 3))
 
 
-def _short(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+__all__ = ["RecordRejected", "app", "dead_letter", "kafka_topic", "stage_agent"]

@@ -2,10 +2,13 @@
 
 from ..assembly import assemble
 from ..models import PromptRecord, RelevantFactsRecord
+from ..provenance import ASSEMBLE, evidence_digest
 from .app import stage_agent
 from .deps import Deps
 
 
 @stage_agent("assemble", source="qa.relevant", sink="qa.prompts", state_of=lambda _: "assembled")
 def assemble_prompt(relevant: RelevantFactsRecord, deps: Deps) -> PromptRecord:
-    return assemble(relevant, deps.policy, deps.tokens.count, deps.tokens.name, deps.embedder.name)
+    record = assemble(relevant, deps.policy, deps.tokens.count, deps.tokens.name, deps.embedder.name)
+    deps.provenance.record(record.request_id, ASSEMBLE, evidence_digest(record))  # before it is published
+    return record

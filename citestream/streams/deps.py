@@ -30,7 +30,7 @@ class Deps:
     def engine(self):
         from ..store import engine_for
 
-        return engine_for(self.settings.database_url)
+        return engine_for(self.settings.app_dsn)
 
     @cached_property
     def chunks(self):
@@ -49,6 +49,12 @@ class Deps:
         from ..store import Ledger
 
         return Ledger(self.engine)
+
+    @cached_property
+    def provenance(self):
+        from ..store.provenance import ProvenanceStore
+
+        return ProvenanceStore(self.engine)
 
     @cached_property
     def tracker(self):
@@ -126,7 +132,7 @@ def wait_for_servers(settings: Settings, log) -> None:
     attempt = 0
     while True:
         try:
-            with engine_for(settings.database_url).connect() as conn:
+            with engine_for(settings.app_dsn).connect() as conn:
                 conn.execute(text("SELECT 1"))
             break
         except Exception as exc:  # OperationalError and friends while Postgres starts

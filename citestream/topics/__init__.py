@@ -17,6 +17,11 @@ from ..models import (
 )
 
 
+KB = 1024
+INTERNAL_MAX_BYTES = 900 * KB
+"""Below the producer's 1 MB request limit, with room for the key and headers."""
+
+
 @dataclass(frozen=True)
 class TopicSpec:
     name: str
@@ -24,6 +29,8 @@ class TopicSpec:
     partitions: int
     key: str = "request_id"
     description: str = ""
+    max_bytes: int = INTERNAL_MAX_BYTES
+    """Largest value accepted: a bigger one is dead-lettered (RECORD_TOO_LARGE) before it is parsed."""
 
 
 class TopicWiringError(TypeError):
@@ -33,7 +40,7 @@ class TopicWiringError(TypeError):
 REGISTRY: dict[str, TopicSpec] = {
     t.name: t
     for t in [
-        TopicSpec("questions", QuestionEvent, 4, description="Questions from upstream applications"),
+        TopicSpec("questions", QuestionEvent, 4, description="Questions from upstream applications", max_bytes=64 * KB),
         TopicSpec("qa.facts", FactsRecord, 4, description="Phase A retrieved facts"),
         TopicSpec("qa.relevant", RelevantFactsRecord, 4, description="Phase B relevant facts"),
         TopicSpec("qa.prompts", PromptRecord, 4, description="AnswerBundle + frozen prompt"),
@@ -43,9 +50,10 @@ REGISTRY: dict[str, TopicSpec] = {
         TopicSpec("ops.alerts", FallbackRateAlert, 1, description="Fallback-rate alerts"),
         TopicSpec("documents.ingest", IngestRequest, 2, description="Documents to ingest"),
         TopicSpec("documents.ingested", IngestResult, 2, description="Ingest results"),
-        TopicSpec("claims.verify", ClaimVerifyRequest, 2, description="Claims to verify"),
+        TopicSpec("claims.verify", ClaimVerifyRequest, 2, description="Claims to verify", max_bytes=512 * KB),
         TopicSpec("claims.verdicts", ClaimVerifyResult, 2, description="Claim verdicts"),
-        TopicSpec("compliance.requests", ComplianceRequest, 2, description="Documents + bound constraints"),
+        TopicSpec("compliance.requests", ComplianceRequest, 2, description="Documents + bound constraints",
+                  max_bytes=512 * KB),
         TopicSpec("compliance.reports", ComplianceReportRecord, 2, description="Validated compliance reports"),
     ]
 }
@@ -64,11 +72,14 @@ def spec(name: str, model: type[BaseModel] | None = None) -> TopicSpec:
     return topic
 
 
-def create_topics(bootstrap_servers: str, prefix: str = "", replication: int = 1) -> list[str]:
-    """Create every registered topic that does not exist yet; returns the names created."""
+def create_topics(bootstrap_servers: str, prefix: str = "", replication: int = 1, **security) -> list[str]:
+    """Create every registered topic that does not exist yet; returns the names created.
+
+    ``security``: the SASL keyword arguments of ``Settings.kafka_security()``.
+    """
     from kafka.admin import KafkaAdminClient, NewTopic
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id="citestream-admin")
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id="citestream-admin", **security)
     try:
         existing = set(admin.list_topics())
         wanted = [

@@ -72,7 +72,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
     settings = settings or get_settings()
     web = web or get_web_settings()
     bridge = Bridge(settings, web)
-    engine = engine_for(settings.database_url)
+    engine = engine_for(settings.app_dsn)
     page_cache = settings.state_dir / "web" / "pages"
     uploads_dir = settings.state_dir / "uploads"
 

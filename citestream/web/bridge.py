@@ -105,12 +105,13 @@ class Bridge:
 
     async def _connect(self) -> None:
         servers = self.settings.bootstrap_servers
-        self._producer = AIOKafkaProducer(bootstrap_servers=servers, acks="all", linger_ms=5)
+        security = self.settings.kafka_security()
+        self._producer = AIOKafkaProducer(bootstrap_servers=servers, acks="all", linger_ms=5, **security)
         await self._producer.start()
         self._consumer = AIOKafkaConsumer(
             bootstrap_servers=servers, group_id=self.group, enable_auto_commit=False,
             auto_offset_reset="latest", session_timeout_ms=int(self.settings.broker_session_timeout_s * 1000),
-            heartbeat_interval_ms=1000, client_id=self.group,
+            heartbeat_interval_ms=1000, client_id=self.group, **security,
         )
         await self._consumer.start()
         self._consumer.subscribe(topics=sorted(self._topic_names), listener=_StartNearTheEnd(self))

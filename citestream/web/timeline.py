@@ -31,7 +31,7 @@ async def read_back(settings: Settings, web: WebSettings, request_id: str) -> li
     """The request's records on every timeline topic, in time order (topic order on ties)."""
     key = request_id.encode()
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False,
-                                client_id=f"{settings.app_id}-web-timeline")
+                                client_id=f"{settings.app_id}-web-timeline", **settings.kafka_security())
     await consumer.start()
     found: list[dict] = []
     try:

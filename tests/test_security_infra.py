@@ -1,0 +1,131 @@
+"""Roles, authentication and secrets: what a local user, a database user and a provider's error body can reach.
+
+Runs against the session's embedded servers (started by tests/conftest.py through ``infra.up``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+
+import httpx
+import psycopg
+import pytest
+
+from citestream import infra, metrics
+from citestream.config import Settings
+from citestream.llm import LLMError, OpenAIBackend
+
+from .reliability_support import free_port
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.fixture()
+def embedded(settings):
+    if settings.infra == "docker":
+        pytest.skip("the embedded servers' own settings")
+    return infra.servers(settings)[0]
+
+
+def test_postgres_wants_a_password_on_tcp_and_keeps_its_socket_to_itself(embedded, settings):
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        psycopg.connect(f"postgresql://postgres@127.0.0.1:{settings.pg_port}/postgres", connect_timeout=5)
+    hba = [line.split() for line in (embedded.data / "pg_hba.conf").read_text().splitlines()
+           if line.strip() and not line.startswith("#")]
+    assert hba and all(fields[-1] == "scram-sha-256" for fields in hba)
+    assert _mode(embedded.socket_dir) == 0o700 and _mode(embedded.root) == 0o700
+    assert _mode(embedded.pgpass) == 0o600 and set(embedded.passwords()) == {"postgres", "citestream_app"}
+    socket_file = embedded.socket_dir / f".s.PGSQL.{settings.pg_port}"
+    assert _mode(socket_file) == 0o700
+    with psycopg.connect(settings.owner_dsn) as conn:  # the passfile, found without anyone typing a password
+        assert conn.execute("SHOW password_encryption").fetchone()[0] == "scram-sha-256"
+        stored = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = 'citestream_app'").fetchone()[0]
+    assert stored.startswith("SCRAM-SHA-256$")
+
+
+def test_state_files_are_owner_only(settings, embedded):
+    state = settings.state_dir
+    assert _mode(state) in (0o700, 0o710)
+    loose = [p for p in state.rglob("*") if not p.is_symlink() and p.parts[len(state.parts)] != "pg"
+             and p.is_file() and _mode(p) & 0o077]
+    assert loose == [], f"group/world-readable state files: {loose[:5]}"
+
+
+def test_the_worker_role_appends_but_cannot_rewrite_provenance_or_requests_history(database):
+    from urllib.parse import urlparse, urlunparse
+
+    parts = urlparse(database)
+    app_url = urlunparse(parts._replace(netloc=f"citestream_app@{parts.hostname}:{parts.port}"))
+    with psycopg.connect(app_url, autocommit=True) as conn:
+        assert conn.execute("SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles "
+                            "WHERE rolname = current_user").fetchone() == (False, False, False)
+        conn.execute("INSERT INTO provenance (request_id, stage, sha256) VALUES ('sec-1', 'assemble', 'ab') "
+                     "ON CONFLICT DO NOTHING")
+        for sql in ("UPDATE provenance SET sha256 = 'cd'", "DELETE FROM provenance", "TRUNCATE provenance",
+                    "TRUNCATE requests", "CREATE TABLE side_door (x int)", "DROP TABLE provenance"):
+            with pytest.raises((psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedObject)):
+                conn.execute(sql)
+
+
+def test_metrics_listen_on_loopback_by_default():
+    port = free_port(59760)
+    assert metrics.serve(port) is True
+    local = f"{0x0100007F:08X}:{port:04X}"  # 127.0.0.1:port as /proc/net/tcp writes it
+    listening = [line.split()[1] for line in open("/proc/net/tcp").read().splitlines()[1:]
+                 if line.split()[3] == "0A" and line.split()[1].endswith(f":{port:04X}")]
+    assert listening == [local]
+    with socket.create_connection(("127.0.0.1", port), timeout=5):
+        pass
+
+
+def test_secrets_never_print():
+    s = Settings(openai_api_key="sk-live-abcdef123456", app_db_password="app-pw-123", broker_sasl_password="kpw")
+    shown = repr(s) + str(s.model_dump())
+    assert "sk-live-abcdef123456" not in shown and "app-pw-123" not in shown and "kpw'" not in shown
+    assert "app-pw-123" in s.app_dsn  # given on purpose (Docker): used, not shown
+
+
+def test_a_provider_error_body_is_cut_and_scrubbed_before_it_reaches_a_record():
+    body = ('{"error": {"message": "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwxyz. '
+            'Authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwxyz", "detail": "' + "x" * 5000 + '"}}')
+    backend = OpenAIBackend("http://provider.invalid/v1", "m", api_key="sk-proj-abcdefghijklmnopqrstuvwxyz")
+    backend._client = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(401, text=body)))
+    with pytest.raises(LLMError) as caught:
+        backend.complete("prompt")
+    message = str(caught.value)
+    assert message.startswith("HTTP 401: ") and len(message) <= 140
+    assert "abcdefghijklmnop" not in message
+
+
+def test_a_cluster_made_with_trust_by_an_older_version_is_moved_to_scram(tmp_path_factory):
+    """A developer's existing state folder (initdb --auth=trust) is secured on its next start, data kept."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from citestream.infra.postgres import EmbeddedPostgres
+
+    root = Path(tempfile.mkdtemp(prefix="citestream-trust-"))  # not under pytest's 0700 folders: Postgres runs
+    root.chmod(0o755)                                            # as its own system user
+    pg = EmbeddedPostgres(root, free_port(55800))
+    try:
+        pg.start()
+        pg.ensure_database("kept")
+        pg.stop()
+        hba = pg.data / "pg_hba.conf"  # what `initdb --auth=trust` wrote, and no passfile yet
+        hba.write_text(hba.read_text().replace("scram-sha-256", "trust"))
+        pg.pgpass.unlink()
+        pg.start()
+        assert all(line.split()[-1] == "scram-sha-256" for line in hba.read_text().splitlines()
+                   if line.strip() and not line.startswith("#"))
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(f"postgresql://postgres@127.0.0.1:{pg.port}/kept", connect_timeout=5)
+        with psycopg.connect(pg.dsn("citestream_app", "kept")) as conn:
+            assert conn.execute("SELECT current_database()").fetchone()[0] == "kept"
+    finally:
+        pg.stop()
+        shutil.rmtree(root, ignore_errors=True)
