@@ -91,11 +91,11 @@ class RelevancePolicy:
     model (``CITESTREAM_RERANKER_MODEL``) needs its own (``CITESTREAM_RELEVANCE_*``)."""
 
     rerank_pool: int = 16           # fused candidates the model scores per question (rerank_k)
-    backstop: float = 0.10          # best candidate below this: nothing relevant, refuse (the hard backstop)
+    backstop: float = 0.30          # best candidate below this: nothing relevant, refuse (the hard backstop)
     fact_floor: float = 0.05        # Phase B: a fact below this is dropped (NOT_RELEVANT)
-    answer_threshold: float = 0.50  # an answer sentence must score at least this (R5 NOT_ANSWERING)
+    answer_threshold: float = 0.70  # an answer sentence must score at least this (R5 NOT_ANSWERING)
     keep_ratio: float = 0.80        # further answer sentences must score this share of the best
-    max_sentences: int = 3          # answer sentences the extractive backend quotes at most
+    max_sentences: int = 2          # answer sentences the extractive backend quotes at most
 
     def __post_init__(self) -> None:
         if not 0 <= self.fact_floor <= 1 or not 0 <= self.backstop <= 1 or not 0 < self.answer_threshold <= 1:

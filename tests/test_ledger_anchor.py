@@ -109,7 +109,8 @@ def test_a_deleted_middle_row_with_the_chain_recomputed_is_reported(anchored):
 def test_verify_holds_in_a_session_time_zone_other_than_utc(anchored):
     url, _, anchors, _, _ = anchored
     for zone in ("Asia/Kolkata", "America/St_Johns", "Pacific/Chatham"):
-        engine = make_engine(f"{url}&options=-c%20TimeZone%3D{zone.replace('/', '%2F')}")
+        joiner = "&" if "?" in url else "?"
+        engine = make_engine(f"{url}{joiner}options=-c%20TimeZone%3D{zone.replace('/', '%2F')}")
         with engine.connect() as conn:
             assert conn.exec_driver_sql("SHOW TimeZone").scalar_one() == zone
         report, _ = _verify(url, Ledger(engine), anchors)

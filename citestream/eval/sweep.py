@@ -27,9 +27,10 @@ GRID = {
 }
 
 
-def objective(m: dict) -> float:
-    """What the product promises, equally weighted: answer the answerable, refuse the rest, cite precisely."""
-    return m["answerable_pass_rate"] + m["correct_refusal"] + 0.5 * m["citation_precision"]
+def objective(m: dict, answerable: int, unanswerable: int) -> float:
+    """The share of questions handled right: answered (strictly) when answerable, refused when not. Every question
+    counts once; a rate-sum would reward refusing everything on a set with fewer unanswerable items."""
+    return (m["answerable_pass_rate"] * answerable + m["correct_refusal"] * unanswerable) / (answerable + unanswerable)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,17 +72,19 @@ def main(argv: list[str] | None = None) -> int:
         llm = ExtractiveBackend(deps.relevance, policy.relevance)
         return validate(generate(prompt, llm, deps.ledger), policy, deps.relevance)
 
+    n_answerable = sum(i.answerable for i in items)
     results = []
     for values in itertools.product(*grid.values()):
         policy = replace(base, relevance=replace(base.relevance, **dict(zip(grid, values))))
         answers = {i.id: answer(i.id, policy) for i in items}
         texts = fetch_chunk_texts(deps.engine, [s.chunk_id for a in answers.values() for s in a.sentences])
         m = metrics([score_item(i, answers[i.id], texts) for i in items])
-        results.append((objective(m), values, m))
+        results.append((objective(m, n_answerable, len(items) - n_answerable), values, m))
         print(" ".join(f"{k}={v}" for k, v in zip(grid, values)),
               f"| answerable {m['answerable_pass_rate']:.3f} refused {m['correct_refusal']:.3f} "
-              f"incorrect_refusal {m['incorrect_refusal']:.3f} citation {m['citation_precision']:.3f}", flush=True)
-    best = max(results, key=lambda r: r[0])
+              f"incorrect_refusal {m['incorrect_refusal']:.3f} citation {m['citation_precision']:.3f} "
+              f"| right {results[-1][0]:.3f}", flush=True)
+    best = max(results, key=lambda r: (r[0], -r[2]["incorrect_refusal"]))
     print("best:", " ".join(f"{k}={v}" for k, v in zip(grid, best[1])), f"objective {best[0]:.3f}")
     return 0
 
