@@ -18,6 +18,8 @@ from pathlib import Path
 
 import httpx
 
+from citestream.infra.worker import terminate
+
 CHROMIUM = os.environ.get("CITESTREAM_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -81,11 +83,5 @@ class WebProcess:
         raise RuntimeError(f"citestream web not ready; log:\n{self.log_path.read_text(errors='replace')[-3000:]}")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc, grace_s=15)
         self._log.close()

@@ -54,11 +54,16 @@ class WorkerProcess:
             time.sleep(0.3)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc, grace_s=30)
         self._log.close()
+
+
+def terminate(proc: subprocess.Popen, grace_s: float) -> None:
+    """SIGTERM, then SIGKILL after ``grace_s``: a clean stop when the process allows it, a stop either way."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

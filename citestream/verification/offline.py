@@ -38,13 +38,14 @@ class Span:
     missing: list[Term]
 
 
+def in_context(sentences: list[str]) -> list[tuple[str, str]]:
+    """(sentence, context): the context is the sentence, with the one before it when it opens with an anaphor."""
+    return [(s, f"{sentences[i - 1]} {s}" if i > 0 and _anaphoric(s) else s) for i, s in enumerate(sentences)]
+
+
 def spans(chunk: GroundingChunk, terms: list[Term]) -> list[Span]:
-    sentences = split_sentences(chunk.text) or [chunk.text]
-    out = []
-    for i, sentence in enumerate(sentences):
-        context = f"{sentences[i - 1]} {sentence}" if i > 0 and _anaphoric(sentence) else sentence
-        out.append(Span(chunk, sentence, context, missing_terms(terms, context)))
-    return out
+    return [Span(chunk, sentence, context, missing_terms(terms, context))
+            for sentence, context in in_context(split_sentences(chunk.text) or [chunk.text])]
 
 
 def best_span(claim: str, pack: GroundingPack) -> tuple[Span | None, list[Term]]:

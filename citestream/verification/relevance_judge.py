@@ -20,7 +20,7 @@ from ..models.verify import Claim, ClaimVerdict, EvidenceRef
 from ..text import sentence_units, words
 from .checks import direction_conflict, negated, negated_where, swapped_roles
 from .numbers import check_numbers
-from .offline import _anaphoric
+from .offline import in_context
 from .terms import claim_terms, missing_terms
 
 SUPPORT_THRESHOLD = 0.5
@@ -44,8 +44,8 @@ class RelevanceJudge:
         self.support_threshold = support_threshold
 
     def judge(self, claim: Claim, pack: GroundingPack) -> ClaimVerdict:
-        units = [(unit, chunk, prev) for chunk in pack.chunks
-                 for prev, unit in _with_previous(sentence_units(chunk.text)) if len(words(unit)) >= 4]
+        units = [(unit, chunk, context) for chunk in pack.chunks
+                 for unit, context in in_context(sentence_units(chunk.text)) if len(words(unit)) >= 4]
         if not units:
             return self._verdict(claim, "unclear", "no grounding sentences: nothing can support the claim")
         scores = self.relevance.score(claim.text, [u for u, _, _ in units])
@@ -59,25 +59,21 @@ class RelevanceJudge:
         if why:
             return self._verdict(claim, "fail", why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
         terms = claim_terms(claim.text)
-        gaps = []
+        first_gap = None
         for i in order[:CANDIDATES]:
             if scores[i] < self.support_threshold:
                 break
-            unit, chunk, prev = units[i]
-            context = f"{prev} {unit}" if prev and _anaphoric(unit) else unit
+            _, chunk, context = units[i]
             missing = [t.raw for t in missing_terms(terms, context)]
             missing += [q.text for q in check_numbers(claim.text, context).unsupported]
             if not missing:
                 return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",
                                      [EvidenceRef(chunkId=chunk.chunk_id, quote=context)])
-            gaps.append(missing)
-        return self._verdict(claim, "unclear", "the closest sentences do not state: " + ", ".join(gaps[0]))
+            first_gap = first_gap or missing
+        return self._verdict(claim, "unclear", "the closest sentences do not state: " + ", ".join(first_gap))
 
     @staticmethod
     def _verdict(claim: Claim, verdict: str, why: str, evidence: list[EvidenceRef] | None = None) -> ClaimVerdict:
         return ClaimVerdict(claimId=claim.id, claim=claim.text, verdict=verdict, evidence=evidence or [],
                             rationale=why)
 
-
-def _with_previous(units: list[str]) -> list[tuple[str, str]]:
-    return [(units[i - 1] if i else "", unit) for i, unit in enumerate(units)]

@@ -14,6 +14,7 @@ import json
 import uuid
 from importlib.resources import files
 from pathlib import Path
+from string import Template
 from urllib.parse import unquote
 
 from pydantic import TypeAdapter, ValidationError
@@ -22,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -38,10 +39,18 @@ from .timeline import timeline
 from .uploads import UploadRejected, save_upload
 
 PACKAGE = Path(str(files("citestream.web")))
-PAGES = {"/": "ask.html", "/live": "live.html", "/documents": "documents.html", "/cite": "cite.html",
-         "/request": "request.html"}
+# path → (page name: its file under pages/ and the nav entry it lights, title)
+PAGES = {"/": ("ask", "Ask"), "/live": ("live", "Live"), "/documents": ("documents", "Documents"),
+         "/cite": ("cite", "Citation"), "/request": ("request", "Request")}
 SCOPES = ("MIXED", "FDA", "EMA", "ICH", "SOPS")
 KEEPALIVE_S = 15
+
+
+def render_page(name: str, title: str) -> str:
+    """A page: its own ``<main>`` content inside the shell every page shares (head, header and navigation)."""
+    shell = Template((PACKAGE / "pages" / "_shell.html").read_text(encoding="utf-8"))
+    main = (PACKAGE / "pages" / f"{name}.html").read_text(encoding="utf-8")
+    return shell.substitute(title=title, page=name, main=main)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -84,10 +93,11 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         finally:
             await bridge.stop()
 
-    def page(name: str):
+    def page(name: str, title: str):
+        html = render_page(name, title)
+
         async def endpoint(request: Request) -> Response:
-            return FileResponse(PACKAGE / "pages" / name, media_type="text/html; charset=utf-8",
-                                headers={"cache-control": "no-cache"})
+            return HTMLResponse(html, headers={"cache-control": "no-cache"})
         return endpoint
 
     async def health(request: Request) -> Response:
@@ -193,7 +203,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
             return _error(404, str(exc))
         return FileResponse(path, media_type="image/png", headers={"cache-control": "private, max-age=3600"})
 
-    routes = [Route(path, page(name)) for path, name in PAGES.items()]
+    routes = [Route(path, page(name, title)) for path, (name, title) in PAGES.items()]
     routes += [
         Route("/healthz", health),
         Route("/api/events", events),

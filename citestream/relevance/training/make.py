@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...config import PROJECT_ROOT, get_settings
-from ..model import SHIPPED_DIR, file_sha256
+from ..model import METADATA_FILE, SHIPPED_DIR, file_sha256
 from .corpus import load_corpus
 from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, write_pairs
 from .questions import STYLES, generate, generate_offtopic, load_questions
@@ -86,7 +86,7 @@ def cmd_train(args) -> int:
 
 def cmd_thresholds(args) -> int:
     """Record the thresholds chosen on the dev split in the artifact's metadata (the policy carries the same)."""
-    meta_path = Path(args.model) / "citestream-model.json"
+    meta_path = Path(args.model) / METADATA_FILE
     meta = json.loads(meta_path.read_text())
     meta["thresholds"] = {"backstop": args.backstop, "answer_threshold": args.answer_threshold,
                           "chosen_on": args.chosen_on}
