@@ -97,6 +97,19 @@ def relevance():
 
 
 @pytest.fixture(scope="session")
+def corpus(settings):
+    """Settings of a database and topic prefix holding only ../shared/corpus, ingested once per session.
+
+    The corpus parity suite and the claims suites share it, so the corpus is embedded once.
+    """
+    from .eval_support import corpus_settings, prepare_corpus_database
+
+    s = corpus_settings(settings)
+    prepare_corpus_database(s, CORPUS)
+    return s
+
+
+@pytest.fixture(scope="session")
 def engine(database):
     from citestream.store import engine_for
 

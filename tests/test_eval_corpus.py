@@ -19,18 +19,11 @@ from citestream.eval.sets import PERTURB_SET, load_set, set_name
 from citestream.streams.deps import Deps
 
 from .conftest import CORPUS, WorkerProcess
-from .eval_support import corpus_env, corpus_settings, prepare_corpus_database
+from .eval_support import corpus_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.corpus_eval,
               pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")]
 SETS = {set_name(PERTURB_SET): load_set(PERTURB_SET)}
-
-
-@pytest.fixture(scope="module")
-def corpus(settings):
-    s = corpus_settings(settings)
-    prepare_corpus_database(s, CORPUS)
-    return s
 
 
 @pytest.fixture(scope="module")

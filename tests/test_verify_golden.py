@@ -5,16 +5,19 @@ on). Each must be fail closed: no contradicted or absent claim passes. How many 
 (docs/relevance.md reports it), not gated: the judge must never trade a false pass for a true one.
 """
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from citestream.ingest import from_pdf, ingest_document
-from citestream.store import ChunkSearch, ChunkStore
+from citestream.config import PROJECT_ROOT
+from citestream.store import ChunkSearch, engine_for
 from citestream.verification import RelevanceJudge, pack_finder
-from citestream.verification.eval import golden_pdfs, load_golden, score_claims
+from citestream.verification.eval import load_golden, score_claims
 
 from .conftest import CORPUS
+from .eval_support import corpus_env
 
 GOLDEN = Path(__file__).parent / "golden"
 # The test split is not run here: it is reported once per kept change (`citestream verify-eval`, docs/relevance.md).
@@ -32,14 +35,11 @@ def test_golden_set_shape():
 
 
 @pytest.fixture(scope="module")
-def claims_pack(engine, embedder, relevance):
-    """The corpus PDFs every claims set names, ingested (unchanged files are skipped)."""
+def claims_pack(corpus, embedder, relevance):
+    """Packs from the corpus database the parity suite also uses (the corpus is ingested once per session)."""
     from citestream.policy import DEFAULT_POLICY
 
-    store = ChunkStore(engine)
-    for pdf in sorted({pdf for rows in SETS.values() for pdf in golden_pdfs(rows)}):
-        ingest_document(from_pdf(CORPUS / pdf), store, embedder)
-    find = pack_finder(ChunkSearch(engine), embedder, DEFAULT_POLICY, relevance)
+    find = pack_finder(ChunkSearch(engine_for(corpus.database_url)), embedder, DEFAULT_POLICY, relevance)
     return lambda text: find(text, "MIXED", 8)[0]
 
 
@@ -55,10 +55,17 @@ def test_relevance_judge_is_fail_closed_on_every_claims_set(name, claims_pack, r
 
 
 @pytest.mark.slow
-def test_verify_eval_command_gates_on_accuracy(claims_pack, capsys):
-    from citestream.cli import main
+def test_verify_eval_command_gates_on_accuracy(corpus, tmp_path):
+    """The command's exit status follows --min-accuracy (a few claims: the judge itself is scored above)."""
+    golden = tmp_path / "claims.jsonl"
+    golden.write_text("".join(line + "\n" for line in (GOLDEN / "claims_corpus.jsonl").read_text().splitlines()[:4]))
 
-    golden = str(GOLDEN / "claims_corpus.jsonl")
-    assert main(["verify-eval", "--golden", golden, "--no-ingest", "--min-accuracy", "0.8"]) == 0
-    assert '"false_passes": []' in capsys.readouterr().out
-    assert main(["verify-eval", "--golden", golden, "--no-ingest", "--min-accuracy", "1.01"]) == 1
+    def verify_eval(min_accuracy: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "citestream", "verify-eval", "--golden", str(golden),
+                               "--no-ingest", "--min-accuracy", min_accuracy],
+                              env=corpus_env(corpus), cwd=PROJECT_ROOT, capture_output=True, text=True)
+
+    passing = verify_eval("0")
+    assert passing.returncode == 0, passing.stderr
+    assert '"false_passes": []' in passing.stdout
+    assert verify_eval("1.01").returncode == 1
