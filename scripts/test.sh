@@ -4,4 +4,6 @@
 source "$(dirname "$0")/lib.sh"
 servers_up test
 # Includes the golden sets over the whole corpus through both paths (corpus_eval, ~6 min on a clean clone).
-.venv/bin/python -m pytest -p no:cacheprovider --durations=25 ${PYTEST_ARGS:-}
+# PYTEST_ARGS is split as the shell would (quotes kept): PYTEST_ARGS='-m "not slow" -x' works.
+eval "set -- ${PYTEST_ARGS:-}"
+.venv/bin/python -m pytest -p no:cacheprovider --durations=25 "$@"

@@ -24,7 +24,8 @@ SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
     "SOPS": ("SOPS",),
 }
 
-LEXICAL_RANKERS = ("bm25", "ts_rank_cd")
+LEXICAL_RANKERS = ("bm25", "ts_rank_cd", "bm25_scan")
+"""``bm25_scan`` counts N and document frequencies from the corpus on every query: the reference for ``bm25``."""
 
 
 class IndexMissing(RuntimeError):
@@ -72,22 +73,34 @@ _QUERY_TERMS = """
 """
 
 
-def _bm25_sql(kind: str, scope_sql: str) -> str:
+def _bm25_sql(kind: str, scope_sql: str, from_stats: bool = True) -> str:
     """Okapi BM25 over the stored tsvector: tf from lexeme positions, dl = lexeme count.
 
-    Every chunk holding a query term matches the OR query, so each term's document frequency is counted
-    from the matches themselves: one GIN index scan, no scan per term.
+    N, the average length and each term's document frequency come from ``chunk_stats`` and ``lexeme_stats``
+    (kept by triggers on chunks, migration 0006): a few index lookups, nothing read per chunk of the corpus.
+    Only the chunks holding a query term are read (one GIN index scan), for their term frequencies.
+    ``from_stats=False`` is the reference it replaced: the same figures counted from the corpus per query.
     """
     scoped = scope_sql.replace(" authority", " c.authority")
-    return f"""
-    WITH {_QUERY_TERMS},
+    if from_stats:
+        corpus = f"""
+    stats AS (SELECT sum(n)::float AS n, greatest(sum(total_length)::numeric / nullif(sum(n), 0), 1)::float AS avgdl
+              FROM chunk_stats WHERE kind = '{kind}'{scope_sql}),
+    df AS (SELECT lexeme, sum(df)::float AS df FROM lexeme_stats
+           WHERE kind = '{kind}' AND lexeme IN (SELECT lexeme FROM q_terms){scope_sql} GROUP BY lexeme)"""
+    else:
+        corpus = f"""
     stats AS (SELECT count(*)::float AS n, greatest(avg(length(tsv)), 1)::float AS avgdl
               FROM chunks WHERE kind = '{kind}'{scope_sql}),
+    df AS (SELECT lexeme, count(*)::float AS df FROM tf GROUP BY lexeme)"""
+    return f"""
+    WITH {_QUERY_TERMS},
     matches AS (SELECT c.chunk_id, c.tsv, length(c.tsv)::float AS dl FROM chunks c, q
                 WHERE c.kind = '{kind}' AND c.tsv @@ q.query{scoped}),
-    tf AS (SELECT m.chunk_id, m.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float AS tf
-           FROM matches m, unnest(m.tsv) AS u WHERE u.lexeme IN (SELECT lexeme FROM q_terms)),
-    df AS (SELECT lexeme, count(*)::float AS df FROM tf GROUP BY lexeme)
+    tf AS MATERIALIZED (
+        SELECT m.chunk_id, m.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float AS tf
+        FROM matches m, unnest(ts_filter(setweight(m.tsv, 'A', (SELECT array_agg(lexeme) FROM q_terms)), '{{a}}')) AS u
+    ),{corpus}
     SELECT tf.chunk_id,
            sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
                * tf.tf * (:k1 + 1) / (tf.tf + :k1 * (1 - :b + :b * tf.dl / s.avgdl))) AS score
@@ -183,7 +196,8 @@ class ChunkSearch:
             raise ValueError(f"unknown lexical ranker {ranker!r}; one of {LEXICAL_RANKERS}")
         params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
         scope_sql = _scope_clause(scope, params)
-        sql = _bm25_sql(kind, scope_sql) if ranker == "bm25" else _ts_rank_sql(kind, scope_sql)
+        sql = (_ts_rank_sql(kind, scope_sql) if ranker == "ts_rank_cd"
+               else _bm25_sql(kind, scope_sql, from_stats=ranker == "bm25"))
         with self.engine.connect() as conn:
             conn.exec_driver_sql("SET LOCAL client_min_messages = warning")  # stopword-only queries NOTICE
             rows = conn.execute(text(sql), params).all()

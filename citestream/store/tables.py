@@ -56,6 +56,23 @@ chunks = Table(
     Index("chunks_tsv_gin_idx", "tsv", postgresql_using="gin"),
 )
 
+# Kept by triggers on chunks (migration 0006): what BM25 needs about the whole corpus, without reading it.
+chunk_stats = Table(
+    "chunk_stats", metadata,
+    Column("kind", Text, primary_key=True),
+    Column("authority", Text, primary_key=True),
+    Column("n", BigInteger, nullable=False),
+    Column("total_length", BigInteger, nullable=False, comment="sum of length(tsv)"),
+)
+
+lexeme_stats = Table(
+    "lexeme_stats", metadata,
+    Column("kind", Text, primary_key=True),
+    Column("authority", Text, primary_key=True),
+    Column("lexeme", Text, primary_key=True),
+    Column("df", BigInteger, nullable=False, comment="chunks whose tsv holds the lexeme"),
+)
+
 index_versions = Table(
     "index_versions", metadata,
     Column("version", Integer, primary_key=True, autoincrement=True),

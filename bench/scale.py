@@ -1,0 +1,245 @@
+"""Cost per question and retrieval quality as the corpus grows: 1×, 10× and 100× ../shared/corpus.
+
+The 1× database is the real ingest of the corpus. The larger ones are synthetic (issue 16 allows it):
+the corpus' documents copied under other doc_ids, every copy with light text perturbation (one word in
+nine dropped, a different one per copy) and its embeddings moved by small seeded noise, so copies are
+near-duplicates that compete with the original, not exact ties. Each grown database is built once and kept
+(``citestream_bench_x10``, ``citestream_bench_x100``); the build time is printed when it is built.
+
+Printed per scale, side by side on the same questions:
+
+- one lexical list (child chunks, top 40), mean ms, per ranker: ``bm25_scan`` (N, length and document
+  frequencies counted from the corpus per query: the SQL before issue 16), ``bm25`` (the same figures read
+  from the tables ingest keeps), ``ts_rank_cd``;
+- the same list from ``bm25s`` in-process (built from Postgres' lexemes per worker): ms, build seconds,
+  and the share of SQL ``bm25``'s top 40 it returns;
+- hybrid retrieval recall@8 and MRR on the golden sets' answerable items (a copy of an expected page counts);
+- one question through every stage in-process (extractive backend, relevance model on), mean ms.
+
+Writes docs/figures/scale.png. Run: ``python -m bench.scale`` (``SCALES=1,10`` to skip 100×).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from sqlalchemy import text
+
+from citestream import infra
+from citestream.config import PROJECT_ROOT, get_settings
+from citestream.embedding import get_embedder
+from citestream.models import QuestionEvent
+from citestream.pipeline import answer_inprocess
+from citestream.policy import RetrievalPolicy
+from citestream.store import ChunkSearch, engine_for
+from citestream.streams.deps import Deps
+
+from ._support import QUESTIONS, ensure_corpus
+from .retrieval import GOLDEN, evaluate, load_items, summarise
+
+SCALES = [int(s) for s in os.environ.get("SCALES", "1,10,100").split(",")]
+RANKERS = ("bm25_scan", "bm25", "ts_rank_cd")
+PIPELINE_QUESTIONS = 10
+COLUMNS = "chunk_id, doc_id, kind, parent_id, seq, pdf, page, section, authority, text, embedding"
+
+
+def _url(base: str, factor: int) -> str:
+    return base if factor == 1 else f"{base.rsplit('/', 1)[0]}/citestream_bench_x{factor}"
+
+
+def _perturb(words: list[str], copy: int) -> str:
+    return " ".join(w for i, w in enumerate(words) if (i + copy) % 9 != 0 or len(words) < 9)
+
+
+def grow(base_url: str, factor: int) -> float | None:
+    """Build the database holding ``factor`` copies of the 1× corpus; seconds taken, None when it already exists."""
+    settings = get_settings()
+    url = _url(base_url, factor)
+    infra.servers(settings)[0].ensure_database(url.rsplit("/", 1)[1].split("?")[0])
+    env = {**os.environ, "CITESTREAM_DATABASE_URL": url}
+    subprocess.run([sys.executable, "-m", "citestream", "migrate"], env=env, cwd=PROJECT_ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    source, target = engine_for(base_url), engine_for(url)
+    with source.connect() as conn:
+        want = conn.execute(text("SELECT count(*) FROM chunks")).scalar_one() * factor
+        documents = conn.execute(text("SELECT doc_id, pdf, title, source, authority, content_sha256, pages, "
+                                      "chunk_count, metadata FROM documents")).all()
+        rows = conn.execute(text(f"SELECT {COLUMNS} FROM chunks ORDER BY chunk_id")).all()
+    with target.connect() as conn:
+        if conn.execute(text("SELECT count(*) FROM chunks")).scalar_one() == want:
+            return None
+    print(f"building the {factor}x corpus ({want} chunks) ...", flush=True)
+    started = time.perf_counter()
+    rng = np.random.default_rng(factor)
+    with target.begin() as conn:
+        conn.execute(text("TRUNCATE documents CASCADE"))
+        conn.execute(text("SET LOCAL maintenance_work_mem = '1GB'"))
+        conn.execute(text("DROP INDEX chunks_embedding_hnsw_idx"))  # built once at the end: faster than per row
+        raw = conn.connection.driver_connection
+        for copy in range(factor):
+            suffix = "" if copy == 0 else f"~{copy}"
+            for d in documents:
+                conn.execute(text("INSERT INTO documents (doc_id, pdf, title, source, authority, content_sha256, "
+                                  "pages, chunk_count, metadata) VALUES (:doc_id, :pdf, :title, :source, "
+                                  ":authority, :sha, :pages, :count, CAST(:metadata AS jsonb))"),
+                             {"doc_id": d.doc_id + suffix, "pdf": d.pdf, "title": d.title, "source": d.source,
+                              "authority": d.authority, "sha": d.content_sha256, "pages": d.pages,
+                              "count": d.chunk_count, "metadata": _json(d.metadata)})
+            with raw.cursor().copy(f"COPY chunks ({COLUMNS}) FROM STDIN") as out:
+                for r in rows:
+                    vector = _vector(r.embedding)
+                    if copy and vector is not None:
+                        vector = vector + rng.normal(0, 0.02, vector.shape).astype(np.float32)
+                        vector /= np.linalg.norm(vector)
+                    out.write_row((r.chunk_id + suffix, r.doc_id + suffix, r.kind,
+                                   r.parent_id + suffix if r.parent_id else None, r.seq, r.pdf, r.page, r.section,
+                                   r.authority, _perturb(r.text.split(), copy) if copy else r.text,
+                                   None if vector is None else "[" + ",".join(f"{x:.6f}" for x in vector) + "]"))
+        conn.execute(text("CREATE INDEX chunks_embedding_hnsw_idx ON chunks USING hnsw (embedding vector_cosine_ops) "
+                          "WITH (m = 16, ef_construction = 64)"))
+        conn.execute(text("INSERT INTO index_versions (corpus_digest, doc_count, chunk_count) "
+                          "VALUES (:d, :n, :c)"), {"d": f"synthetic-x{factor}", "n": len(documents) * factor,
+                                                    "c": want})
+    with target.connect() as conn:
+        conn.execute(text("ANALYZE"))
+    return time.perf_counter() - started
+
+
+def _vector(value) -> np.ndarray | None:
+    if value is None:
+        return None
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
+def _json(value) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def lexical_ms(search: ChunkSearch, ranker: str) -> float:
+    started = time.perf_counter()
+    for question in QUESTIONS:
+        search.lexical(question, "MIXED", 40, ranker)
+    return (time.perf_counter() - started) * 1000 / len(QUESTIONS)
+
+
+class InProcessBM25:
+    """The in-process arm of the comparison: ``bm25s`` over Postgres' own lexemes, built per worker from the index.
+
+    Documents are the child chunks' tsvector lexemes, each repeated by its position count (tf); the query's
+    lexemes come from the same ``to_tsvector('english', ...)`` as the stored column (one round trip).
+    """
+
+    def __init__(self, engine):
+        import bm25s
+
+        started = time.perf_counter()
+        with engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT chunk_id, array_agg(u.lexeme ORDER BY u.lexeme), "
+                "array_agg(coalesce(array_length(u.positions, 1), 1) ORDER BY u.lexeme) "
+                "FROM chunks, unnest(tsv) AS u WHERE kind = 'child' GROUP BY chunk_id ORDER BY chunk_id")).all()
+        self.ids = [r[0] for r in rows]
+        self.model = bm25s.BM25(k1=1.2, b=0.75)
+        self.model.index([[lexeme for lexeme, tf in zip(r[1], r[2]) for _ in range(tf)] for r in rows],
+                         show_progress=False)
+        self.engine = engine
+        self.build_s = time.perf_counter() - started
+
+    def search(self, question: str, k: int = 40) -> list[str]:
+        with self.engine.connect() as conn:
+            terms = conn.execute(text("SELECT tsvector_to_array(to_tsvector('english', :q))"), {"q": question}).scalar()
+        known = [t for t in terms if t in self.model.vocab_dict]
+        if not known:
+            return []
+        docs, _ = self.model.retrieve([known], k=min(k, len(self.ids)), show_progress=False)
+        return [self.ids[i] for i in docs[0]]
+
+
+def in_process(search: ChunkSearch) -> dict:
+    """ms per list, build seconds, and how much of SQL bm25's top 40 the in-process top 40 shares."""
+    index = InProcessBM25(search.engine)
+    index.search(QUESTIONS[0])
+    started = time.perf_counter()
+    lists = [index.search(q) for q in QUESTIONS]
+    ms = (time.perf_counter() - started) * 1000 / len(QUESTIONS)
+    shared = [len(set(mine) & {r.chunk_id for r in search.lexical(q, "MIXED", 40)}) / 40
+              for q, mine in zip(QUESTIONS, lists)]
+    return {"bm25s ms": ms, "bm25s build s": index.build_s, "bm25s shares": sum(shared) / len(shared)}
+
+
+def pipeline_ms(url: str) -> float:
+    deps = Deps(get_settings().model_copy(update={"database_url": url}))
+    answer_inprocess(QuestionEvent(request_id=f"scale-warm-{time.time_ns()}", question=QUESTIONS[0]), deps)
+    started = time.perf_counter()
+    for i, question in enumerate(QUESTIONS[:PIPELINE_QUESTIONS]):
+        answer_inprocess(QuestionEvent(request_id=f"scale-{time.time_ns()}-{i}", question=question), deps)
+    return (time.perf_counter() - started) * 1000 / PIPELINE_QUESTIONS
+
+
+def main() -> None:
+    base_url = get_settings().database_url
+    ensure_corpus()
+    embedder = get_embedder()
+    items = [i for path in sorted(GOLDEN.glob("golden_set*.jsonl")) for i in load_items(path)]
+    results = {}
+    for factor in SCALES:
+        built = grow(base_url, factor) if factor > 1 else None
+        url = _url(base_url, factor)
+        search = ChunkSearch(engine_for(url))
+        with search.engine.connect() as conn:
+            chunks = conn.execute(text("SELECT count(*) FROM chunks WHERE kind = 'child'")).scalar_one()
+        for ranker in RANKERS:
+            lexical_ms(search, ranker)  # warm the cache
+        quality = summarise(evaluate(items, search, embedder, RetrievalPolicy(mode="hybrid")))
+        results[factor] = {"child chunks": chunks, **{f"{r} ms": lexical_ms(search, r) for r in RANKERS},
+                           **in_process(search),
+                           "recall@8": quality["recall@8"], "mrr": quality["mrr"],
+                           "question ms": pipeline_ms(url), "build s": built}
+        print(f"{factor:>4}x " + "  ".join(f"{k} {_fmt(v)}" for k, v in results[factor].items()), flush=True)
+    one = results.get(1)
+    if one:
+        for factor, row in results.items():
+            print(f"{factor:>4}x question cost {row['question ms'] / one['question ms']:.2f}x of 1x; "
+                  f"bm25 list {row['bm25 ms'] / one['bm25 ms']:.2f}x, bm25_scan {row['bm25_scan ms'] / one['bm25_scan ms']:.2f}x")
+    plot(results)
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) and value < 10 else f"{value:.0f}" if isinstance(value, float) \
+        else str(value)
+
+
+def plot(results: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    factors = sorted(results)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for ranker in (*RANKERS, "bm25s"):
+        left.plot(factors, [results[f][f"{ranker} ms"] for f in factors], marker="o",
+                  label=ranker + (" (in-process)" if ranker == "bm25s" else " (SQL)"))
+    left.set(xscale="log", yscale="log", xlabel="corpus size (× ../shared/corpus)", ylabel="ms per lexical list",
+             title="lexical list, top 40 child chunks")
+    left.legend()
+    right.plot(factors, [results[f]["question ms"] for f in factors], marker="o", label="ms per question")
+    right.set(xscale="log", xlabel="corpus size (× ../shared/corpus)", ylabel="ms per question (in-process)",
+              title="one question, every stage")
+    fig.tight_layout()
+    out = PROJECT_ROOT / "docs" / "figures" / "scale.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    print(f"wrote {out.relative_to(PROJECT_ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
