@@ -96,7 +96,7 @@ def ledger_payload(record: PromptRecord, result: LLMExecutionResult) -> dict:
         "output_sha256": sha256_hex(result.raw_model_text),
         "finish_reason": result.finish_reason,
         "attempts": result.attempts,
-        "llm_latency_ms": int(round(result.llm_latency_ms)),
+        "llm_latency_ms": round(result.llm_latency_ms),
         "prompt_tokens_actual": result.prompt_tokens_actual,
         "completion_tokens_actual": result.completion_tokens_actual,
     }

@@ -74,7 +74,7 @@ _BULLET = re.compile(r"\s*[•●▪◦]\s*")
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
 # A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").
-_TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$")
+_TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$")  # noqa: E501
 _ONLY_MARKER = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)])$")
 MAX_UNIT_WORDS = 80  # longer pieces are run-ons (a list printed without full stops): split into clauses
 

@@ -11,6 +11,7 @@ Empty evidence after any gate is NO_EVIDENCE: no prompt, no LLM call.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import ValidationError
@@ -53,7 +54,7 @@ def validate_input(rows: Sequence[Mapping | RetrievalResult]) -> tuple[list[Retr
     ranks = sorted(r.rank for r in parsed)
     if ranks and ranks[0] != 0:
         return [], "rank must start at 0"
-    if any(b <= a for a, b in zip(ranks, ranks[1:])):
+    if any(b <= a for a, b in pairwise(ranks)):
         return [], "ranks must strictly increase (a rank is repeated)"
     if len({r.chunk_id for r in parsed}) != len(parsed):
         return [], "chunk_id repeated in retrieval_bundle"

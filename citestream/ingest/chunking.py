@@ -118,7 +118,8 @@ def _absorb_small(pieces: list[Piece]) -> list[Piece]:
                 i += 1
                 continue
             prev = out[-1] if out else None
-            if prev is not None and prev.page == piece.page and len(prev.text) + len(piece.text) < OVERFLOW * CHILD_CHARS:
+            if (prev is not None and prev.page == piece.page
+                    and len(prev.text) + len(piece.text) < OVERFLOW * CHILD_CHARS):
                 out[-1] = Piece(prev.page, f"{prev.text}\n{piece.text}", prev.section, prev.kind)
                 i += 1
                 continue

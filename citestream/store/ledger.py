@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.dialects.postgresql import insert
@@ -48,7 +48,7 @@ def row_hash(prev_hash: str, entry: LedgerEntry) -> str:
             "policy_version": entry.policy_version,
             "index_version": entry.index_version,
             # in UTC whatever the session's TimeZone: the same instant always hashes the same
-            "created_at": entry.created_at.astimezone(timezone.utc).isoformat(),
+            "created_at": entry.created_at.astimezone(UTC).isoformat(),
             "payload": entry.payload,
         },
         sort_keys=True, separators=(",", ":"), ensure_ascii=False,
@@ -210,4 +210,5 @@ class Ledger:
                 return ChainReport(count, False, checkpoint.row_id, (
                     f"REWRITTEN: {found[1]} rows up to row {checkpoint.row_id}, a checkpoint signed "
                     f"{checkpoint.created_at} counted {checkpoint.count}"), len(checkpoints), anchored.row_id)
-        return ChainReport(count, True, checkpoints=len(checkpoints), anchored_row=anchored.row_id if anchored else None)
+        return ChainReport(count, True, checkpoints=len(checkpoints),
+                           anchored_row=anchored.row_id if anchored else None)
