@@ -121,8 +121,5 @@ class Policy:
             "overlap_ratio_threshold": self.selection.overlap_ratio_threshold,
         }
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 DEFAULT_POLICY = Policy()

@@ -112,14 +112,6 @@ def matching_terms(text: str) -> set[str]:
     return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in content_terms(text)}
 
 
-# Regulatory words nearly every question and passage share: sharing only these is not relevance.
-GENERIC_TERMS = frozenset(stem(w) for w in """
-    fda ich agency guidance guideline industry drug drugs product products information requirement requirements
-    regulatory regulation regulations recommend recommendation recommendations section sections include includes
-    use used using should would need needs general
-""".split())
-
-
 # The disclaimers and distribution notes on every FDA/ICH guidance's title pages: never the answer to a question.
 DISCLAIMER = re.compile(
     r"(?:represents?|will represent|will reflect)\b.{0,80}?current\s*thinking"

@@ -128,11 +128,6 @@ def _absorb_small(pieces: list[Piece]) -> list[Piece]:
     return out
 
 
-def child_pieces(pages: list[str]) -> list[Piece]:
-    """Child pieces of plain page texts (no layout): each on one physical page."""
-    return child_pieces_from_blocks([Block(n, text) for n, text in enumerate(pages, start=1) if text.strip()])
-
-
 def group_parents(children: list[Piece]) -> list[list[int]]:
     """Consecutive children grouped into parents of about PARENT_CHARS; a new section starts a new parent
     once the current one holds half its size. Returns child indexes per parent."""

@@ -103,10 +103,6 @@ class ChunkStore:
         with self.engine.connect() as conn:
             return conn.execute(select(func.count()).select_from(chunks)).scalar_one()
 
-    def count_documents(self) -> int:
-        with self.engine.connect() as conn:
-            return conn.execute(select(func.count()).select_from(documents)).scalar_one()
-
     def chunk_ids(self, doc_id: str, kind: str | None = None) -> list[str]:
         query = select(chunks.c.chunk_id).where(chunks.c.doc_id == doc_id).order_by(chunks.c.seq)
         if kind is not None:

@@ -480,7 +480,3 @@ def write_pairs(pairs: Sequence[Pair], path: Path) -> None:
     with path.open("w", encoding="utf-8") as sink:
         for p in pairs:
             sink.write(json.dumps(asdict(p), ensure_ascii=False) + "\n")
-
-
-def read_pairs(path: Path) -> list[Pair]:
-    return [Pair(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
