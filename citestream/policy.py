@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-REFUSAL_TEXT = "Not found in provided PDFs"
-PROMPT_REFUSAL_LOCK = (
-    "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
-)
+from .core.texts import PROMPT_REFUSAL_LOCK, REFUSAL_TEXT
 
 
 @dataclass(frozen=True)

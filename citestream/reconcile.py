@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from . import metrics
 from .config import Settings, get_settings
 from .models import QuestionEvent, ValidatedAnswer
-from .models.common import REFUSAL_TEXT
+from .core.texts import REFUSAL_TEXT
 from .scrub import scrub
 from .store import RequestTracker, engine_for
 

@@ -27,11 +27,13 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .core.replies import unfenced
 from .models import GenerationRecord, ValidatedAnswer
 from .models.answer import AnswerSentence, DroppedSentence, RelatedClause
 from .models.common import NoAnswer
 from .models.assembly import AnswerBundle, SelectedEvidence
-from .policy import PROMPT_REFUSAL_LOCK, Policy
+from .core.texts import PROMPT_REFUSAL_LOCK
+from .policy import Policy
 from .text import matching_terms, sentence_units, split_sentences, words
 
 MAX_SENTENCES = 6
@@ -333,10 +335,7 @@ def related_clause(question: str, bundle: AnswerBundle, relevance) -> RelatedCla
 
 def parse_reply(raw: str) -> object:
     """Strict JSON (one optional ```json fence); a repeated object key is malformed, not last-one-wins."""
-    text = raw.strip()
-    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
-    if fence:
-        text = fence.group(1)
+    text = unfenced(raw)
 
     def no_duplicates(pairs):
         keys = [k for k, _ in pairs]

@@ -11,11 +11,12 @@ Empty evidence after any gate is NO_EVIDENCE: no prompt, no LLM call.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
-from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import ValidationError
 
+from ..core.tokens import TokenCount
 from ..models import AnswerBundle, PromptBuildResult, PromptRecord, RelevantFactsRecord
 from ..models.assembly import AssemblyMetrics, AssemblyTrace, DropRecord, RetrievalResult, SelectedEvidence
 from ..policy import Policy
@@ -27,7 +28,6 @@ from .evidence import render_evidence
 from .sanitize import sanitize
 from .selection import overlap_ratio, select, truncate_to_tokens
 
-TokenCount = Callable[[str], int]
 
 __all__ = ["assemble", "assemble_bundle", "bundle_from_facts", "overlap_ratio", "render_evidence", "sanitize",
            "select", "truncate_to_tokens"]

@@ -16,8 +16,6 @@ Scope = Literal["MIXED", "FDA", "EMA", "ICH", "SOPS"]
 Authority = Literal["FDA", "EMA", "ICH", "SOPS", "MIXED"]
 
 SCHEMA_VERSION = "1"
-REFUSAL_TEXT = "Not found in provided PDFs"
-"""The user-facing refusal of qa-contract-v1 (the prompt's own lock lives in the prompt template)."""
 
 
 def utcnow() -> datetime:
