@@ -30,6 +30,15 @@ class Piece:
     kind: str = "text"
 
 
+def _pack(pieces: list[str], current: str, part: str, limit: int, sep: str) -> str:
+    """``part`` joined to the piece being filled (by ``sep``), or that piece closed into ``pieces`` when ``part``
+    would take it past ``limit``; returns the piece being filled."""
+    if current and len(current) + 1 + len(part) > limit:
+        pieces.append(current)
+        return part
+    return f"{current}{sep}{part}".strip()
+
+
 def _split(text: str, limit: int) -> list[str]:
     """Greedy split at sentence, then word boundaries; pieces never exceed ``limit`` (unless one word does)."""
     sentences = re.split(r"(?<=[.!?;:])\s+", " ".join(text.split()))
@@ -43,11 +52,7 @@ def _split(text: str, limit: int) -> list[str]:
                 current = ""
             pieces.append(sentence[:cut].strip())
             sentence = sentence[cut:].strip()
-        if current and len(current) + 1 + len(sentence) > limit:
-            pieces.append(current)
-            current = sentence
-        else:
-            current = f"{current} {sentence}".strip()
+        current = _pack(pieces, current, sentence, limit, " ")
     if current:
         pieces.append(current)
     return [p for p in pieces if p]
@@ -58,11 +63,7 @@ def _split_rows(text: str, limit: int) -> list[str]:
     pieces, current = [], ""
     for row in text.split("\n"):
         for part in _split(row, limit) if len(row) > limit else [row.strip()]:
-            if current and len(current) + 1 + len(part) > limit:
-                pieces.append(current)
-                current = part
-            else:
-                current = f"{current}\n{part}".strip()
+            current = _pack(pieces, current, part, limit, "\n")
     if current:
         pieces.append(current)
     return pieces
