@@ -59,7 +59,6 @@ WorkerProcess, _.wait_ready  # infra/worker.py
 DEFAULT_POLICY          # policy.py
 _.count_chunks          # store/chunks.py
 _.dense_search          # store/search.py
-ingest_documents        # streams/ingest.py (the agent, also driven by tests)
 
 # dead, in a file another change owns at the moment (store/search.py): delete with it
 _.require               # ChunkSearch.require and IndexMissing: nothing calls them
