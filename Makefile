@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
-.PHONY: install chromium up down status migrate demo test bench eval schemas clean local-llm model
+.PHONY: install chromium up down status migrate demo test lint bench eval schemas clean local-llm model
 
 install: $(VENV)/.installed chromium
 
@@ -49,6 +49,10 @@ demo: install
 
 test: install
 	@bash scripts/test.sh
+
+# ruff, vulture and import-linter (docs/layering.md); make test runs it first and stops when it fails.
+lint: install
+	@bash scripts/lint.sh
 
 bench: install
 	@bash scripts/bench.sh

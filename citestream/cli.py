@@ -76,7 +76,8 @@ def cmd_ingest(args) -> int:
 
         embedder = get_embedder()
     total = len(list(pdf_paths(args.paths)))
-    bar = tqdm(total=total, unit="doc", desc="dry run" if args.dry_run else "ingest", disable=args.quiet, file=sys.stderr)
+    bar = tqdm(total=total, unit="doc", desc="dry run" if args.dry_run else "ingest", disable=args.quiet,
+               file=sys.stderr)
     seen = {"pages": 0, "chunks": 0}
 
     def on_file(f) -> None:
@@ -84,7 +85,8 @@ def cmd_ingest(args) -> int:
         seen["chunks"] += f.chunks
         bar.set_postfix(pages=seen["pages"], chunks=seen["chunks"], refresh=False)
         bar.update(1)
-        detail = f"ERROR {f.error}" if f.error else f"{f.pages} pages, {f.chunks} chunks, {f.authority} ({f.authority_source})"
+        detail = (f"ERROR {f.error}" if f.error
+                  else f"{f.pages} pages, {f.chunks} chunks, {f.authority} ({f.authority_source})")
         bar.write(f"{f.state:>9}  {f.path.name}: {detail}", file=sys.stdout)
 
     summary = ingest_paths(args.paths, store, embedder, args.authority, dry_run=args.dry_run, on_file=on_file,
@@ -93,7 +95,8 @@ def cmd_ingest(args) -> int:
     for f in summary.unknown_authority:
         print(f"authority unknown for {f.path.name}: stored as MIXED (add it to manifest.json or pass --authority)")
     if args.dry_run:
-        print(f"dry run: documents {len(summary.files)} (new {summary.count('new')}, changed {summary.count('changed')}, "
+        print(f"dry run: documents {len(summary.files)} (new {summary.count('new')}, "
+              f"changed {summary.count('changed')}, "
               f"unchanged {summary.count('unchanged')}), pages {summary.pages}, chunks {summary.chunks}, "
               f"errors {len(summary.errors)}; nothing written")
     else:

@@ -73,7 +73,8 @@ class Settings(BaseSettings):
 
     # Fallback-rate alerts (streams/alerts.py)
     fallback_alert_window_s: float = Field(300.0, description="Tumbling window size for the fallback rate")
-    fallback_alert_threshold: float = Field(0.15, description="Alert when the rate over answerable traffic exceeds this")
+    fallback_alert_threshold: float = Field(
+        0.15, description="Alert when the rate over answerable traffic exceeds this")
     fallback_alert_min_answerable: int = Field(
         10, description="Answerable records a window needs before its rate can alert (1 = every window)")
     metrics_port: int = Field(0, description="Prometheus /metrics port of the worker; 0 = off")

@@ -7,11 +7,11 @@ recorded untouched. Logs carry hashes and counts, never prompt or reply text.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable
 
+from .core.hashing import sha256_hex
 from .llm import LLMBackend, LLMError, TransientLLMError
 from .models import GenerationRecord, LLMExecutionResult, PromptRecord
 from .models.common import utcnow
@@ -21,10 +21,6 @@ from .store import Ledger, LedgerEntry
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 10.0
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def execute(backend: LLMBackend, request_id: str, prompt_text: str, prompt_sha256: str, max_attempts: int = 3,
@@ -96,7 +92,7 @@ def ledger_payload(record: PromptRecord, result: LLMExecutionResult) -> dict:
         "output_sha256": sha256_hex(result.raw_model_text),
         "finish_reason": result.finish_reason,
         "attempts": result.attempts,
-        "llm_latency_ms": int(round(result.llm_latency_ms)),
+        "llm_latency_ms": round(result.llm_latency_ms),
         "prompt_tokens_actual": result.prompt_tokens_actual,
         "completion_tokens_actual": result.completion_tokens_actual,
     }

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-REFUSAL_TEXT = "Not found in provided PDFs"
-PROMPT_REFUSAL_LOCK = (
-    "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
-)
+from .core.texts import PROMPT_REFUSAL_LOCK, REFUSAL_TEXT
 
 
 @dataclass(frozen=True)
@@ -120,9 +117,6 @@ class Policy:
             "selection_min_similarity": self.selection.min_similarity,
             "overlap_ratio_threshold": self.selection.overlap_ratio_threshold,
         }
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 DEFAULT_POLICY = Policy()

@@ -10,42 +10,35 @@ frozen section order before it may leave this stage.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from importlib.resources import files
 
+from .core.hashing import sha256_hex
+from .core.prompt_sections import (
+    EVIDENCE, END_EVIDENCE, OUTPUT, QUESTION, SAFETY, SECTION_HEADERS, STRUCTURE_LINES, SYSTEM, sections,
+    structure_positions,
+)
+from .core.texts import PROMPT_REFUSAL_LOCK
+from .core.tokens import TokenCount
 from .models.assembly import PromptTokens
-from .policy import PROMPT_REFUSAL_LOCK
+
+__all__ = [
+    "END_EVIDENCE", "EVIDENCE", "OUTPUT", "QUESTION", "SAFETY", "SECTION_HEADERS", "STRUCTURE_LINES", "SYSTEM",
+    "TEMPLATE_FILE", "TEMPLATE_SHA256", "TEMPLATE_VERSION", "TemplateChanged", "TokenCount", "check_structure",
+    "count_prompt_tokens", "normalize_question", "render_prompt", "sections", "sha256_hex", "template_sha256",
+    "template_text",
+]
 
 TEMPLATE_VERSION = "PROMPT_V1"
 TEMPLATE_FILE = "prompt_template_v1.txt"
 TEMPLATE_SHA256 = "f7b70a9660879c6351925ca2983e250b4e90f0667b7dc299608675e8a0977206"
 
-SYSTEM, SAFETY, EVIDENCE, END_EVIDENCE, QUESTION, OUTPUT = (
-    "### SYSTEM INSTRUCTIONS",
-    "### SAFETY AND GROUNDING RULES",
-    "### EVIDENCE",
-    "### END EVIDENCE",
-    "### USER QUESTION",
-    "### OUTPUT FORMAT",
-)
-SECTION_HEADERS = (SYSTEM, SAFETY, EVIDENCE, QUESTION, OUTPUT)
-"""P1: the five sections, in their frozen order."""
-STRUCTURE_LINES = (SYSTEM, SAFETY, EVIDENCE, END_EVIDENCE, QUESTION, OUTPUT)
-"""Every line of a built prompt that starts with '### ', in order, exactly once each."""
-
 _PLACEHOLDER = re.compile(r"\{\{(EVIDENCE_BLOCK|USER_QUESTION)\}\}")
-TokenCount = Callable[[str], int]
 
 
 class TemplateChanged(RuntimeError):
     """The template file's bytes are not the pinned PROMPT_V1 bytes."""
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @lru_cache(maxsize=1)
@@ -73,25 +66,9 @@ def render_prompt(evidence_block: str, question: str) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template_text())
 
 
-def _structure_positions(prompt_text: str) -> list[tuple[str, int]]:
-    positions, offset = [], 0
-    for line in prompt_text.split("\n"):
-        if line.startswith("### "):
-            positions.append((line, offset))
-        offset += len(line) + 1
-    return positions
-
-
-def sections(prompt_text: str) -> dict[str, str]:
-    """The prompt cut at its section headers; each section owns the text up to the next header."""
-    starts = [(line, offset) for line, offset in _structure_positions(prompt_text) if line in SECTION_HEADERS]
-    bounds = [offset for _, offset in starts] + [len(prompt_text)]
-    return {line: prompt_text[bounds[i]:bounds[i + 1]] for i, (line, _) in enumerate(starts)}
-
-
 def check_structure(prompt_text: str, evidence_block: str, question: str) -> str | None:
     """P1/P2.1/P3.2/PB1: why a built prompt breaks the frozen contract, or None when it holds."""
-    found = [line for line, _ in _structure_positions(prompt_text)]
+    found = [line for line, _ in structure_positions(prompt_text)]
     if found != list(STRUCTURE_LINES):
         return f"section headers are {found}, expected {list(STRUCTURE_LINES)} (missing, moved or duplicated)"
     parts = sections(prompt_text)

@@ -13,9 +13,9 @@ can be written by a topic publisher; the worker's role can only append to them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
+from .core.hashing import sha256_hex
 from .models import GenerationRecord, PromptRecord
 
 ASSEMBLE = "assemble"
@@ -31,7 +31,7 @@ def evidence_digest(record: PromptRecord | GenerationRecord) -> str:
         "no_answer": record.no_answer.model_dump(mode="json") if record.no_answer else None,
     }
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text)
 
 
 def generation_problem(generation: GenerationRecord, provenance, ledger) -> str | None:
@@ -51,7 +51,7 @@ def generation_problem(generation: GenerationRecord, provenance, ledger) -> str 
     if llm is None or llm.prompt_sha256 != generation.prompt_sha256:
         return "the model execution does not match the prompt the ledger recorded"
     payload = rows[0]["payload"] or {}
-    reply_sha256 = hashlib.sha256(llm.raw_model_text.encode("utf-8")).hexdigest()
+    reply_sha256 = sha256_hex(llm.raw_model_text)
     if payload.get("output_sha256") != reply_sha256 or payload.get("generation_status") != llm.generation_status:
         return "the model reply is not the one the ledger recorded for this prompt"
     return None

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from . import metrics
 from .config import Settings, get_settings
 from .models import QuestionEvent, ValidatedAnswer
-from .models.common import REFUSAL_TEXT
+from .core.texts import REFUSAL_TEXT
 from .scrub import scrub
 from .store import RequestTracker, engine_for
 
@@ -273,8 +273,9 @@ def stuck_group_watchdog(settings: Settings, groups: list[str], stop_after: floa
         try:
             admin = admin or KafkaAdminClient(bootstrap_servers=settings.bootstrap_servers, **settings.kafka_security(),
                                               client_id="citestream-group-watchdog")
-            offsets = offsets or KafkaConsumer(bootstrap_servers=settings.bootstrap_servers, **settings.kafka_security(),
-                                               client_id="citestream-lag", enable_auto_commit=False)
+            offsets = offsets or KafkaConsumer(bootstrap_servers=settings.bootstrap_servers,
+                                               **settings.kafka_security(), client_id="citestream-lag",
+                                               enable_auto_commit=False)
             metrics.sample_consumer_lag(admin, offsets, groups[0])
             for group, info in admin.describe_groups(groups).items():
                 state = str(info.get("group_state", ""))

@@ -74,7 +74,7 @@ _BULLET = re.compile(r"\s*[•●▪◦]\s*")
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
 # A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").
-_TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$")
+_TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$")  # noqa: E501
 _ONLY_MARKER = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)])$")
 MAX_UNIT_WORDS = 80  # longer pieces are run-ons (a list printed without full stops): split into clauses
 
@@ -110,14 +110,6 @@ def file_name_words(pdf: str) -> str:
 def matching_terms(text: str) -> set[str]:
     """``content_terms`` with a final silent e dropped, so 'reduce', 'reduces' and 'reduced' meet as 'reduc'."""
     return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in content_terms(text)}
-
-
-# Regulatory words nearly every question and passage share: sharing only these is not relevance.
-GENERIC_TERMS = frozenset(stem(w) for w in """
-    fda ich agency guidance guideline industry drug drugs product products information requirement requirements
-    regulatory regulation regulations recommend recommendation recommendations section sections include includes
-    use used using should would need needs general
-""".split())
 
 
 # The disclaimers and distribution notes on every FDA/ICH guidance's title pages: never the answer to a question.

@@ -27,11 +27,13 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .core.replies import unfenced
 from .models import GenerationRecord, ValidatedAnswer
 from .models.answer import AnswerSentence, DroppedSentence, RelatedClause
 from .models.common import NoAnswer
 from .models.assembly import AnswerBundle, SelectedEvidence
-from .policy import PROMPT_REFUSAL_LOCK, Policy
+from .core.texts import PROMPT_REFUSAL_LOCK
+from .policy import Policy
 from .text import matching_terms, sentence_units, split_sentences, words
 
 MAX_SENTENCES = 6
@@ -239,7 +241,8 @@ def grounding(sentence: str, chunk_text: str) -> Grounding:
                 best_single_support, best_single = support, window
     if best_support < GROUNDING_MIN_SUPPORT:
         missing = sorted(terms - matching_terms(best_window))[:5]
-        return Grounding(False, best_support, f"support {best_support:.2f} < {GROUNDING_MIN_SUPPORT} (missing {missing})")
+        return Grounding(False, best_support,
+                         f"support {best_support:.2f} < {GROUNDING_MIN_SUPPORT} (missing {missing})")
     missing_numbers = _numbers(sentence) - _numbers(best_window)
     if missing_numbers:
         return Grounding(False, best_support, f"numbers not in source {sorted(missing_numbers)}")
@@ -332,15 +335,13 @@ def related_clause(question: str, bundle: AnswerBundle, relevance) -> RelatedCla
 
 def parse_reply(raw: str) -> object:
     """Strict JSON (one optional ```json fence); a repeated object key is malformed, not last-one-wins."""
-    text = raw.strip()
-    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
-    if fence:
-        text = fence.group(1)
+    text = unfenced(raw)
 
     def no_duplicates(pairs):
         keys = [k for k, _ in pairs]
         if len(keys) != len(set(keys)):
-            raise ValidationFailure("MALFORMED_JSON", f"duplicate object key {sorted(k for k in keys if keys.count(k) > 1)[0]!r}")
+            duplicate = sorted(k for k in keys if keys.count(k) > 1)[0]
+            raise ValidationFailure("MALFORMED_JSON", f"duplicate object key {duplicate!r}")
         return dict(pairs)
 
     try:
@@ -392,7 +393,8 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
         return refusal("PASSED", None, no_answer=record.no_answer or NoAnswer(
             code="NOT_RELEVANT", detail="no retrieved passage passed the relevance and selection gates"))
     if record.generation_status == "FAILED" or record.llm is None:
-        reason = record.answer_bundle.failure_reason or (record.llm.error if record.llm else None) or "generation failed"
+        reason = (record.answer_bundle.failure_reason or (record.llm.error if record.llm else None)
+                  or "generation failed")
         return refusal("FAILED", f"GENERATION_FAILED: {reason}")
 
     raw = record.llm.raw_model_text
@@ -400,7 +402,7 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
         return refusal("PASSED", None, near_miss=True)
     synthesis = Synthesis()
     try:
-        if PROMPT_REFUSAL_LOCK in raw or policy.refusal_text in raw and not raw.lstrip().startswith(("{", "`")):
+        if PROMPT_REFUSAL_LOCK in raw or (policy.refusal_text in raw and not raw.lstrip().startswith(("{", "`"))):
             raise ValidationFailure("REFUSAL_NOT_EXACT", "refusal text with other text around it")
         try:
             payload = parse_reply(raw)

@@ -1,4 +1,5 @@
-"""Split an evaluation set once, at random with a fixed seed, into a dev half (tune on it) and a test half (report only).
+"""Split an evaluation set once, at random with a fixed seed, into a dev half (tune on it) and a test half
+(report only).
 
     .venv/bin/python scripts/split_eval_set.py FULL.jsonl --name qa_v2 --out tests/golden
     .venv/bin/python scripts/split_eval_set.py tests/golden/qa_v2_dev.jsonl tests/golden/qa_v2_test.jsonl \

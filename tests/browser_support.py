@@ -63,7 +63,7 @@ class WebProcess:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = log_path
-        self._log = open(log_path, "wb")
+        self._log = open(log_path, "wb")  # noqa: SIM115 - the process's log, closed when it stops
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "citestream", "web", "--port", str(port), "--loglevel", "info"],
             stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})

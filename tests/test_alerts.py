@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
@@ -31,7 +31,7 @@ def test_rate_above_threshold_alerts_with_the_contract_message_bounds_counts_and
     assert alert.message == ("Fallback retrieval triggered too often; check embeddings/index changes or "
                              "similarity calibration.")
     assert (alert.answerable_count, alert.fallback_count, alert.rate, alert.threshold) == (20, 4, 0.2, THRESHOLD)
-    assert alert.window_start == datetime.fromtimestamp(600, timezone.utc)
+    assert alert.window_start == datetime.fromtimestamp(600, UTC)
     assert alert.request_id == "fallback-rate-600"
 
 

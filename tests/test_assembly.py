@@ -11,7 +11,7 @@ import json
 import random
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 from importlib.resources import files
 
 import pytest
@@ -38,7 +38,8 @@ TEXTS = [
 
 def row(i: int, text: str | None = None, *, rank: int | None = None, score: float = 0.6, kid: str | None = None,
         **over) -> dict:
-    base = {"chunk_id": f"chunk-{i:02d}", "knowledge_id": kid or f"doc-{i}", "chunk_text": TEXTS[i % 5] if text is None else text,
+    base = {"chunk_id": f"chunk-{i:02d}", "knowledge_id": kid or f"doc-{i}",
+            "chunk_text": TEXTS[i % 5] if text is None else text,
             "rank": i if rank is None else rank, "similarity_score": score, "pdf": f"doc{i}.pdf", "page": i + 1}
     base.update(over)
     return base
@@ -169,7 +170,7 @@ def test_policy_is_the_frozen_r2_policy_v1_snapshot():
             p.max_total_prompt_tokens, p.max_chunk_token_ratio, p.overlap_ratio_threshold, p.ordering_mode,
             p.sanitization_mode, p.strict_no_evidence, p.policy_version) == (
         6, 2, 2200, 800, 3500, 0.35, 0.80, "rank_strict", "safe_normalize_v1", True, "R2_POLICY_V1")
-    with pytest.raises(Exception):
+    with pytest.raises(FrozenInstanceError):
         p.max_chunks = 7  # frozen
     with pytest.raises(ValueError):
         SelectionPolicy(ordering_mode="score")
@@ -286,8 +287,8 @@ def test_r27_1_prompt_has_the_sections_in_order_and_the_evidence_format(count):
     assert positions == sorted(positions) and all(text.count(h + "\n") == 1 for h in SECTION_HEADERS)
     system = sections(text)["### SYSTEM INSTRUCTIONS"]
     assert PROMPT_REFUSAL_LOCK in system and text.count(PROMPT_REFUSAL_LOCK) == 1
-    assert "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question." \
-        == PROMPT_REFUSAL_LOCK
+    assert PROMPT_REFUSAL_LOCK \
+        == "NO_EVIDENCE: The provided evidence does not contain sufficient information to answer this question."
     assert f"### USER QUESTION\n{QUESTION}\n\n" in text
     assert prompt.prompt_sha256 == hashlib.sha256(text.encode()).hexdigest()
     t = prompt.tokens
@@ -384,12 +385,13 @@ def test_r27_3_final_budget_validation_rebuilds_until_the_prompt_fits(count):
     assert prompt.build_status == "OK" and prompt.rebuilds >= 1
     assert prompt.tokens.total_prompt_tokens <= 3500
     assert bundle.assembly_metrics.drops[-1].code == "DROP_BUDGET"
-    assert [e.chunk_id for e in bundle.selected_evidence] == [f"chunk-{i:02d}" for i in range(bundle.assembly_metrics.selected_k)]
+    selected_k = bundle.assembly_metrics.selected_k
+    assert [e.chunk_id for e in bundle.selected_evidence] == [f"chunk-{i:02d}" for i in range(selected_k)]
 
 
 def test_a_question_too_long_for_any_evidence_fails(count):
     huge = "Why " + " ".join(f"term{i}" for i in range(1400)) + "?"
-    bundle, prompt = build(rows(), count, question=huge)
+    bundle, _prompt = build(rows(), count, question=huge)
     assert bundle.assembly_status == "FAILED" and "question is too long" in bundle.failure_reason
 
 

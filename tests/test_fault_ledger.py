@@ -7,7 +7,7 @@ while it can still append — and ``citestream ledger verify`` stays happy with 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from urllib.parse import urlparse, urlunparse
 
 import psycopg
@@ -28,7 +28,7 @@ def test_app_role_appends_but_cannot_update_delete_or_truncate_the_ledger(databa
     engine = make_engine(app_url)
     ledger = Ledger(engine)
     entry = LedgerEntry(f"role-{datetime.now().timestamp()}", "generate", "cd" * 32, "extractive", "p", "idx",
-                        datetime(2026, 1, 1, tzinfo=timezone.utc), {"q": "role test"})
+                        datetime(2026, 1, 1, tzinfo=UTC), {"q": "role test"})
     assert ledger.append(entry) is True
     with psycopg.connect(app_url, autocommit=True) as conn:
         assert conn.execute("SELECT current_user").fetchone()[0] == "citestream_app"

@@ -89,7 +89,7 @@ def test_openai_backend_through_kafka(openai_stack, engine):
     sent = {sha256_hex(body["messages"][0]["content"]) for _, body, _ in fake.requests}
     assert {body["model"] for _, body, _ in fake.requests} == {"fake-chat-model"}
     assert {h["Authorization"] for _, _, h in fake.requests} == {"Bearer sk-local-test"}
-    for q, event in questions.items():
+    for event in questions.values():
         rows = ledger.entries_for(event.request_id)
         assert len(rows) == 1 and rows[0]["model"] == "fake-chat-model"
         assert rows[0]["prompt_sha256"] in sent

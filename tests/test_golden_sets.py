@@ -1,7 +1,6 @@
 """The golden sets are checked against the PDFs themselves, page by page (no servers, no chunker)."""
 
 import json
-from collections import Counter
 
 import pytest
 

@@ -162,8 +162,8 @@ def test_numbers_coerce_or_reject_and_unicode_that_is_not_a_control_is_answered(
                                                                           "in early Alzheimer\u2019s disease?")
     facts_since = asyncio.run(end_offsets(settings, "qa.facts"))
     answers_since = asyncio.run(end_offsets(settings, "answers"))
-    replies, _ = asyncio.run(publish_and_collect([unicode_q], raw=[(rid.encode(), _question(request_id=rid, top_k="-5"))],
-                                                 timeout_s=180))
+    raw = [(rid.encode(), _question(request_id=rid, top_k="-5"))]
+    replies, _ = asyncio.run(publish_and_collect([unicode_q], raw=raw, timeout_s=180))
     assert replies[unicode_q.request_id].validation_status == "PASSED"
     answer = _wait_for(lambda: [json.loads(m.value) for m in asyncio.run(
         read_topic("answers", since=answers_since, settings=settings)) if m.key == rid.encode()])

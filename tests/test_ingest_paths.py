@@ -86,7 +86,7 @@ def test_a_pdf_symlink_to_dev_zero_is_refused_at_once_where_no_roots_apply(root)
 def test_a_device_node_inside_the_root_is_refused(root):
     node = root / "null.pdf"
     os.mknod(node, stat.S_IFCHR | 0o600, os.makedev(1, 5))  # a second /dev/zero, inside the root
-    [(given, resolved)] = _resolved([str(node)], [root]).items()
+    [(_given, resolved)] = _resolved([str(node)], [root]).items()
     assert resolved == node.resolve()  # inside the root ...
     with pytest.raises(PathRefused, match="not a regular file"):
         read_capped(resolved, CAP, [root.resolve()])  # ... but never opened

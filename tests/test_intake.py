@@ -93,7 +93,8 @@ def test_reasons_are_scrubbed_of_credentials_sql_and_control_characters():
     from sqlalchemy.exc import IntegrityError
 
     exc = IntegrityError("INSERT INTO requests (question) VALUES (%(q)s)", {"q": "the user's question"},
-                         Exception("duplicate key value violates unique constraint\nDETAIL: Key (q)=(the user's question)"))
+                         Exception("duplicate key value violates unique constraint\n"
+                                   "DETAIL: Key (q)=(the user's question)"))
     reason = exception_reason(exc)
     assert reason.startswith("IntegrityError(Exception): duplicate key value") and "question" not in reason
     assert scrub("HTTP 401: {'error': 'bad key sk-abcdefghijklmnop', 'auth': 'Bearer abcdef1234567890'}") == (

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import psycopg
 import pytest
@@ -31,7 +31,7 @@ def anchored(migrated_database, tmp_path):
     ledger = Ledger(engine)
     for i in range(5):
         ledger.append(LedgerEntry(f"anchor-{i}-{uuid.uuid4().hex[:6]}", "generate", f"{i:02d}" * 32, "extractive",
-                                  "p", "idx-1", datetime(2026, 1, 1, 12, i, tzinfo=timezone.utc), {"n": i}))
+                                  "p", "idx-1", datetime(2026, 1, 1, 12, i, tzinfo=UTC), {"n": i}))
     key_file, anchor_path = tmp_path / "keys" / "ledger.key", tmp_path / "anchors.jsonl"
     anchors = AnchorFile(anchor_path, load_key(key_file, create=True))
     checkpoint = write_checkpoint(ledger, anchors, ledger_name(migrated_database))
@@ -119,7 +119,7 @@ def test_verify_holds_in_a_session_time_zone_other_than_utc(anchored):
 
 
 def test_ledger_cli_anchor_then_verify_reports_a_rewrite(anchored, tmp_path):
-    url, ledger, anchors, _, key_file = anchored
+    url, _ledger, _anchors, _, key_file = anchored
     env = {**os.environ, "CITESTREAM_DATABASE_URL": url, "CITESTREAM_LEDGER_KEY_FILE": str(key_file),
            "CITESTREAM_LEDGER_ANCHOR_FILE": str(tmp_path / "cli-anchors.jsonl")}
 

@@ -82,7 +82,7 @@ def row_id(url: str, request_id: str) -> int:
 
 
 def test_one_row_per_execution_with_what_replay_needs(ledger_db):
-    url, ledger = ledger_db
+    _url, ledger = ledger_db
     record = prompt_record("led-once", QUESTIONS[0])
     generate(record, ExtractiveBackend(), ledger)
     generate(record, ExtractiveBackend(), ledger)  # a redelivered record: still one row for this prompt

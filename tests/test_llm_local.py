@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from citestream.llm import ExtractiveBackend, LLMError
+from citestream.llm import LLMError
 from citestream.models import GenerationRecord, LLMExecutionResult
 from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
 from citestream.prompt import render_prompt
@@ -119,7 +119,8 @@ def test_the_grammar_admits_rows_keyed_by_the_facts_shown_or_the_lock():
     row = {"sentence": f"Lecanemab binds protofibrils. [{anchor}]", "pdf": pdf, "page": page, "chunk_id": cid}
     other = facts[1]
     for ok in ({"answer_sentences": [row], "confidence": "High"}, {"answer_sentences": [], "confidence": "Low"},
-               {"answer_sentences": [{**row, "sentence": f"Doses (e.g., 0.5 mg) vary [{anchor}]"}], "confidence": "Low"},
+               {"answer_sentences": [{**row, "sentence": f"Doses (e.g., 0.5 mg) vary [{anchor}]"}],
+                "confidence": "Low"},
                PROMPT_REFUSAL_LOCK):
         jsonschema.validate(ok, schema)
     for bad in ({"answer": "x"},

@@ -54,7 +54,7 @@ def test_request_is_the_exact_prompt_in_json_mode(fake):
     backend = OpenAIBackend(fake.base_url, "qwen2.5-1.5b-instruct", api_key="sk-test", timeout_s=5)
     fake.script.append(Reply('{"answer_sentences": [], "confidence": "Low"}'))
     reply = backend.complete(prompt)
-    raw, body, headers = fake.requests[0]
+    _raw, body, headers = fake.requests[0]
     assert body["messages"] == [{"role": "user", "content": prompt}]  # one message, no added instructions
     assert body["messages"][0]["content"].encode("utf-8") == prompt.encode("utf-8")
     assert body["model"] == "qwen2.5-1.5b-instruct" and body["temperature"] == 0

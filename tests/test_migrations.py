@@ -1,6 +1,6 @@
 """Migrations build the schema on an empty database; the ledger is append-only in the database itself."""
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import psycopg
 import pytest
@@ -48,7 +48,7 @@ def test_ledger_rejects_update_delete_truncate(migrated_database):
 
     ledger = Ledger(make_engine(migrated_database))
     entry = LedgerEntry("r-1", "generate", "ab" * 32, "extractive-v1", "p", "idx-1",
-                        datetime(2026, 1, 1, tzinfo=timezone.utc), {"q": "x"})
+                        datetime(2026, 1, 1, tzinfo=UTC), {"q": "x"})
     assert ledger.append(entry) is True
     assert ledger.append(entry) is False  # once per (request_id, stage, prompt_sha256)
     with psycopg.connect(migrated_database, autocommit=True) as conn:
@@ -67,7 +67,7 @@ def test_ledger_verify_names_a_tampered_row(migrated_database):
     ledger = Ledger(make_engine(migrated_database))
     for i in range(3):
         ledger.append(LedgerEntry(f"r-{i}", "generate", f"{i:064x}", "m", "p", "idx-1",
-                                  datetime(2026, 1, 1, tzinfo=timezone.utc), {"i": i}))
+                                  datetime(2026, 1, 1, tzinfo=UTC), {"i": i}))
     with psycopg.connect(migrated_database, autocommit=True) as conn:  # the owner can disable the trigger
         conn.execute("ALTER TABLE audit_ledger DISABLE TRIGGER audit_ledger_no_update_delete")
         conn.execute("UPDATE audit_ledger SET model = 'forged' WHERE request_id = 'r-1'")

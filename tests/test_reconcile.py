@@ -26,7 +26,7 @@ def _settings(base: Settings, **overrides) -> Settings:
 async def _run_for(settings: Settings, seconds: float) -> None:
     try:
         await asyncio.wait_for(run(settings), seconds)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass
 
 

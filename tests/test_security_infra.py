@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+from pathlib import Path
 
 import httpx
 import psycopg
@@ -75,7 +76,7 @@ def test_metrics_listen_on_loopback_by_default():
     port = free_port(59760)
     assert metrics.serve(port) is True
     local = f"{0x0100007F:08X}:{port:04X}"  # 127.0.0.1:port as /proc/net/tcp writes it
-    listening = [line.split()[1] for line in open("/proc/net/tcp").read().splitlines()[1:]
+    listening = [line.split()[1] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
                  if line.split()[3] == "0A" and line.split()[1].endswith(f":{port:04X}")]
     assert listening == [local]
     with socket.create_connection(("127.0.0.1", port), timeout=5):

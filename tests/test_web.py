@@ -36,14 +36,15 @@ def test_upload_names_are_one_safe_component(name, stem):
 def test_dead_letter_original_is_shown_as_escaped_text():
     raw = b'{"q": "<img src=x onerror=alert(1)>\x00\x1b[2J\xff\xfe' + b"x" * 1000
     letter = DeadLetter(request_id="unknown-questions-0-1", stage="retrieve", source_topic="questions",
-                        reason_code="DECODE_ERROR", reason="not UTF-8\u2028<b>", original_value_b64=base64.b64encode(raw).decode())
+                        reason_code="DECODE_ERROR", reason="not UTF-8\u2028<b>",
+                        original_value_b64=base64.b64encode(raw).decode())
     view = deadletter_view(letter)
     preview = view["original_preview"]
     assert preview.startswith('{"q": "<img src=x onerror=alert(1)>\\x00\\x1b[2J\\xff\\xfe')
     assert "more characters]" in preview and len(preview) < 500
     assert view["original_bytes"] == len(raw)
     assert view["reason"] == "not UTF-8\\u2028<b>"
-    assert printable("line\nnext\ttab".encode()) == "line\nnext\ttab"
+    assert printable(b"line\nnext\ttab") == "line\nnext\ttab"
 
 
 def test_record_summary_keeps_scalars_and_counts_containers():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
@@ -122,7 +122,7 @@ def test_live_view_shows_answers_alerts_and_dead_letters_safely(page, web_stack)
     assert live_card.locator(".trace dt").count() == 5
 
     # a fallback-rate alert, as the alerts agent publishes it
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     answerable = 100 + int(uuid.uuid4().int % 900)  # told apart from earlier runs' alerts still on the topic
     alert = FallbackRateAlert(request_id=f"fallback-rate-{int(now.timestamp())}", policy_version="qa-v1.1",
                               window_start=now - timedelta(minutes=5), window_end=now, answerable_count=answerable,

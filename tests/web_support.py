@@ -102,7 +102,7 @@ def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_fact
     # metrics off: another module gives the session worker a metrics port through the environment
     env = {"CITESTREAM_DATABASE_URL": database_url, "CITESTREAM_METRICS_PORT": "0"}
     try:
-        with own_topics_worker(settings, "web", logs / "worker.log", env) as (worker, stack_settings):
+        with own_topics_worker(settings, "web", logs / "worker.log", env) as (_worker, stack_settings):
             web_env = {**env, "CITESTREAM_TOPIC_PREFIX": stack_settings.topic_prefix,
                        "CITESTREAM_APP_ID": f"citestream-{stack_settings.topic_prefix.strip('.').replace('.', '-')}",
                        "CITESTREAM_UI_UPLOAD_MAX_MB": str(UPLOAD_MAX_MB)}

@@ -11,10 +11,12 @@ Empty evidence after any gate is NO_EVIDENCE: no prompt, no LLM call.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 from pydantic import ValidationError
 
+from ..core.tokens import TokenCount
 from ..models import AnswerBundle, PromptBuildResult, PromptRecord, RelevantFactsRecord
 from ..models.assembly import AssemblyMetrics, AssemblyTrace, DropRecord, RetrievalResult, SelectedEvidence
 from ..policy import Policy
@@ -26,7 +28,6 @@ from .evidence import render_evidence
 from .sanitize import sanitize
 from .selection import overlap_ratio, select, truncate_to_tokens
 
-TokenCount = Callable[[str], int]
 
 __all__ = ["assemble", "assemble_bundle", "bundle_from_facts", "overlap_ratio", "render_evidence", "sanitize",
            "select", "truncate_to_tokens"]
@@ -53,7 +54,7 @@ def validate_input(rows: Sequence[Mapping | RetrievalResult]) -> tuple[list[Retr
     ranks = sorted(r.rank for r in parsed)
     if ranks and ranks[0] != 0:
         return [], "rank must start at 0"
-    if any(b <= a for a, b in zip(ranks, ranks[1:])):
+    if any(b <= a for a, b in pairwise(ranks)):
         return [], "ranks must strictly increase (a rank is repeated)"
     if len({r.chunk_id for r in parsed}) != len(parsed):
         return [], "chunk_id repeated in retrieval_bundle"

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from ..models.assembly import SelectedEvidence
 
-EVIDENCE_HEADER = re.compile(r"^\[C\d+ \| chunk_id=[^|]+ \| knowledge_id=[^|]+ \| source=[^|]+\]$")
 _HEADER_START = re.compile(r"^\[\s*C\d+\s*\|")
 _HEADER_FIELDS = re.compile(
     r"^\[(?P<anchor>C\d+) \| chunk_id=(?P<chunk_id>[^|]+) \| knowledge_id=[^|]+ \| "

@@ -27,16 +27,16 @@ Order of the gates (each sees only what the previous ones kept, in rank order):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..core.tokens import TokenCount
 from ..models.assembly import DropRecord, RetrievalResult, SelectedEvidence
 from ..policy import SelectionPolicy
 from ..text import split_sentences, words
 from .evidence import anchor, breaks_structure, render_evidence
 from .sanitize import sanitize
 
-TokenCount = Callable[[str], int]
 SHINGLE = 3
 
 

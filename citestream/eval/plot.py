@@ -19,7 +19,8 @@ def plot_set(report: SetReport, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(names) + 2), 4.2))
     bars = ax.bar(names, rates, color=["#3b7dd8" if not n.startswith("~") else "#8a63d2" for n in names])
     for bar, n in zip(bars, names):
-        ax.annotate(f"{groups[n]['passed']}/{groups[n]['items']}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+        ax.annotate(f"{groups[n]['passed']}/{groups[n]['items']}",
+                    (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                     ha="center", va="bottom", fontsize=8)
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("pass rate")

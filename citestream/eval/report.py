@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -12,7 +12,8 @@ from .score import ItemResult
 from .sets import blind
 
 TABLE_METRICS = ("items", "pass_rate", "answerable_pass_rate", "correct_refusal", "incorrect_refusal",
-                 "hallucination", "citation_precision", "answering_share", "phase_a_fallback_used_count", "phase_a_fallback_used_rate",
+                 "hallucination", "citation_precision", "answering_share", "phase_a_fallback_used_count",
+                 "phase_a_fallback_used_rate",
                  "fallback_used_rate_answerable", "no_reply_count", "latency_p50_s")
 
 
@@ -27,7 +28,7 @@ class SetReport(BaseModel):
 
 class EvalReport(BaseModel):
     through: str
-    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     policy_version: str | None = None
     index_version: str | None = None
     sets: dict[str, SetReport]

@@ -98,11 +98,6 @@ def word_key(text: str) -> str:
     return " ".join(_NON_ALNUM.split(text)).strip()
 
 
-def contains_words(text: str, term: str) -> bool:
-    """Does ``term`` occur in ``text`` as whole words (see :func:`word_key`)?"""
-    return f" {word_key(term)} " in f" {word_key(text)} "
-
-
 def contains_phrase(text: str, phrases: list[str]) -> str | None:
     """The first phrase of ``phrases`` that occurs in ``text`` (normalised by :func:`phrase_key`), if any."""
     key = phrase_key(text)

@@ -9,12 +9,11 @@ text the model wrote.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from dataclasses import dataclass
 
 from ..assembly.sanitize import sanitize
+from ..core.replies import unfenced
 from ..models import Fact
 
 FILTER_PROMPT_VERSION = "PHASE_B_V1"
@@ -34,7 +33,6 @@ Reply with one JSON object and nothing else:
 {{"relevant_facts": [{{"quote": "<the fact's quote>", "pdf": "<pdf>", "page": <page>, "chunk_id": "<chunk_id>"}}]}}
 List only relevant facts, each at most once. If none is relevant, reply {{"relevant_facts": []}}.
 """
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 
 
 class InvalidReply(ValueError):
@@ -54,15 +52,9 @@ def build_filter_prompt(question: str, facts: list[Fact]) -> str:
     return FILTER_PROMPT_V1.format(facts="\n".join(lines), question=" ".join(question.split()))
 
 
-def prompt_sha256(prompt: str) -> str:
-    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
-
-
 def parse_reply(raw: str) -> object:
-    text = raw.strip()
-    fence = _FENCE.fullmatch(text)
     try:
-        return json.loads(fence.group(1) if fence else text)
+        return json.loads(unfenced(raw))
     except ValueError as exc:
         raise InvalidReply(f"reply is not JSON: {exc}") from None
 

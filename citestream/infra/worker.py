@@ -28,7 +28,7 @@ class WorkerProcess:
     def __init__(self, log_path: Path, env: dict[str, str] | None = None, start_s: float = 120):
         self.log_path = log_path
         self.start_s = start_s
-        self._log = open(log_path, "wb")
+        self._log = open(log_path, "wb")  # noqa: SIM115 - the process's log, closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "citestream", "worker", "--loglevel", "info"],
             stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=PROJECT_ROOT,

@@ -30,6 +30,15 @@ class Piece:
     kind: str = "text"
 
 
+def _pack(pieces: list[str], current: str, part: str, limit: int, sep: str) -> str:
+    """``part`` joined to the piece being filled (by ``sep``), or that piece closed into ``pieces`` when ``part``
+    would take it past ``limit``; returns the piece being filled."""
+    if current and len(current) + 1 + len(part) > limit:
+        pieces.append(current)
+        return part
+    return f"{current}{sep}{part}".strip()
+
+
 def _split(text: str, limit: int) -> list[str]:
     """Greedy split at sentence, then word boundaries; pieces never exceed ``limit`` (unless one word does)."""
     sentences = re.split(r"(?<=[.!?;:])\s+", " ".join(text.split()))
@@ -43,11 +52,7 @@ def _split(text: str, limit: int) -> list[str]:
                 current = ""
             pieces.append(sentence[:cut].strip())
             sentence = sentence[cut:].strip()
-        if current and len(current) + 1 + len(sentence) > limit:
-            pieces.append(current)
-            current = sentence
-        else:
-            current = f"{current} {sentence}".strip()
+        current = _pack(pieces, current, sentence, limit, " ")
     if current:
         pieces.append(current)
     return [p for p in pieces if p]
@@ -58,11 +63,7 @@ def _split_rows(text: str, limit: int) -> list[str]:
     pieces, current = [], ""
     for row in text.split("\n"):
         for part in _split(row, limit) if len(row) > limit else [row.strip()]:
-            if current and len(current) + 1 + len(part) > limit:
-                pieces.append(current)
-                current = part
-            else:
-                current = f"{current}\n{part}".strip()
+            current = _pack(pieces, current, part, limit, "\n")
     if current:
         pieces.append(current)
     return pieces
@@ -118,18 +119,14 @@ def _absorb_small(pieces: list[Piece]) -> list[Piece]:
                 i += 1
                 continue
             prev = out[-1] if out else None
-            if prev is not None and prev.page == piece.page and len(prev.text) + len(piece.text) < OVERFLOW * CHILD_CHARS:
+            if (prev is not None and prev.page == piece.page
+                    and len(prev.text) + len(piece.text) < OVERFLOW * CHILD_CHARS):
                 out[-1] = Piece(prev.page, f"{prev.text}\n{piece.text}", prev.section, prev.kind)
                 i += 1
                 continue
         out.append(piece)
         i += 1
     return out
-
-
-def child_pieces(pages: list[str]) -> list[Piece]:
-    """Child pieces of plain page texts (no layout): each on one physical page."""
-    return child_pieces_from_blocks([Block(n, text) for n, text in enumerate(pages, start=1) if text.strip()])
 
 
 def group_parents(children: list[Piece]) -> list[list[int]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from .pdf import Fragment, RawPage
 
@@ -99,7 +100,7 @@ def _drop_line_numbers(fragments: list[Fragment]) -> list[Fragment]:
     """Strip margin line numbers: integers set apart from the text that count up down the page."""
     candidates = [f for f in fragments if f.lead_number is not None and f.lead_gap >= 8.0]
     numbers = [f.lead_number for f in candidates]
-    rising = sum(b > a for a, b in zip(numbers, numbers[1:]))
+    rising = sum(b > a for a, b in pairwise(numbers))
     if len(candidates) < 5 or rising < 0.7 * (len(candidates) - 1):
         return fragments
     strip = {id(f) for f in candidates}
@@ -128,7 +129,7 @@ def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
             lines.append(_Line(f.page, "", f.x0, f.bottom, f.top, f.size, f.bold, fragments=[f]))
     for line in lines:
         parts = sorted(line.fragments, key=lambda f: f.x0)
-        gaps = [b.x0 - a.x1 for a, b in zip(parts, parts[1:])]
+        gaps = [b.x0 - a.x1 for a, b in pairwise(parts)]
         line.table = len(parts) >= 2 and any(g > 2.5 * max(line.size, 1.0) for g in gaps)
         line.x0 = parts[0].x0
         line.text = (" | " if line.table else " ").join(p.text for p in parts)
@@ -216,7 +217,8 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
             and not (kind == "heading" and _NUMBERED_HEADING.match(line.text))
         )
         if continues:
-            current.text = _join(current.text, line.text, hyphenated) if kind != "table" else f"{current.text}\n{line.text}"
+            current.text = (_join(current.text, line.text, hyphenated) if kind != "table"
+                            else f"{current.text}\n{line.text}")
             if kind == "heading":
                 section = current.text
                 current.section = section

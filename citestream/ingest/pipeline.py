@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.hashing import sha256_hex
 from ..embedding import Embedder
 from ..store import ChunkRow, ChunkStore, DocumentRow
 from .authority import decide_authority, manifest_authorities
@@ -88,7 +89,7 @@ def from_text(doc_id: str, text: str, title: str = "", source: str = "", metadat
               authority: str | None = None) -> SourceDocument:
     """An inline document is one page; its title is its section."""
     return SourceDocument(
-        doc_id=doc_id, pdf=doc_id, pages=[text], content_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        doc_id=doc_id, pdf=doc_id, pages=[text], content_sha256=sha256_hex(text),
         authority=authority or "MIXED", title=title, source=source, metadata=metadata or {},
         blocks=[Block(1, text.strip(), "text", title or None)] if text.strip() else [],
         authority_source="given" if authority else "unknown",

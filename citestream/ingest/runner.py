@@ -21,8 +21,8 @@ from ..embedding import Embedder
 from ..store import ChunkStore
 from . import DOCUMENT_ERRORS, pdf_paths
 from .pipeline import (
-    DEFAULT_MAX_PDF_BYTES, EmbeddingFailed, SourceDocument, build_chunks, from_pdf, is_unchanged, plan_chunks, unchanged_outcome,
-    write_document,
+    DEFAULT_MAX_PDF_BYTES, EmbeddingFailed, SourceDocument, build_chunks, from_pdf, is_unchanged, plan_chunks,
+    unchanged_outcome, write_document,
 )
 
 
@@ -68,7 +68,7 @@ def _parsed(paths: list[Path], authority: str | None, max_bytes: int) -> Iterato
     """Each path with its parse running one file ahead of the consumer."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pdf-parse") as pool:
         pending = [(p, pool.submit(from_pdf, p, authority, None, max_bytes)) for p in paths[:1]]
-        for i, path in enumerate(paths):
+        for i in range(len(paths)):
             if i + 1 < len(paths):
                 pending.append((paths[i + 1], pool.submit(from_pdf, paths[i + 1], authority, None, max_bytes)))
             yield pending.pop(0)

@@ -15,8 +15,9 @@ def backend_from_settings(settings: Settings, relevance=None, relevance_policy=N
     if settings.llm_backend == "extractive":
         return ExtractiveBackend(relevance, relevance_policy)
     if settings.llm_backend == "openai":
-        return OpenAIBackend(settings.openai_base_url, settings.openai_model, settings.openai_api_key.get_secret_value(),
-                             settings.llm_timeout_s, json_mode=settings.openai_json_mode)
+        return OpenAIBackend(settings.openai_base_url, settings.openai_model,
+                             settings.openai_api_key.get_secret_value(), settings.llm_timeout_s,
+                             json_mode=settings.openai_json_mode)
     if settings.llm_backend == "local":  # optional extra `local-llm`: llama-cpp-python and a GGUF
         from .local import LocalLlamaBackend
 

@@ -22,7 +22,9 @@ import json
 from dataclasses import dataclass, replace
 
 from ..assembly.evidence import EvidenceBlock, parse_evidence
-from ..policy import PROMPT_REFUSAL_LOCK, RelevancePolicy
+from ..core.prompt_sections import evidence_text, question_text
+from ..core.texts import PROMPT_REFUSAL_LOCK
+from ..policy import RelevancePolicy
 from ..text import MAX_UNIT_WORDS, sentence_units, words
 from ..validation import is_injection
 from .base import LLMReply
@@ -33,8 +35,9 @@ MIN_WORDS = 5
 
 def parse_prompt(prompt_text: str) -> tuple[list[EvidenceBlock], str]:
     """Evidence blocks and the question from a PROMPT_V1 prompt (headers only ever start a line)."""
-    evidence_part = prompt_text.split("### EVIDENCE\n", 1)[1].split("\n### END EVIDENCE", 1)[0]
-    question = prompt_text.split("### USER QUESTION\n", 1)[1].split("\n\n### OUTPUT FORMAT", 1)[0].strip()
+    evidence_part, question = evidence_text(prompt_text), question_text(prompt_text)
+    if evidence_part is None or question is None:
+        raise IndexError("not a PROMPT_V1 prompt: its evidence or question header is missing")
     return parse_evidence(evidence_part), question
 
 

@@ -39,7 +39,8 @@ import threading
 from pathlib import Path
 
 from ..assembly.evidence import parse_evidence
-from ..policy import PROMPT_REFUSAL_LOCK
+from ..core.prompt_sections import evidence_text
+from ..core.texts import PROMPT_REFUSAL_LOCK
 from .base import LLMError, LLMReply
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -79,7 +80,7 @@ _SENTENCE = r'^([^\[\]\n"\\.?!]|[.?!][^ \[\]\n"\\])+[.?!]? \[ANCHOR\]$'
 
 def reply_schema(prompt_text: str) -> dict:
     """The reply grammar for this prompt: rows keyed by the facts it shows (``REPLY_SCHEMA`` if it shows none)."""
-    evidence = prompt_text.partition("### EVIDENCE\n")[2].partition("\n### END EVIDENCE")[0]
+    evidence = evidence_text(prompt_text) or ""
     facts = {block.anchor: block for block in parse_evidence(evidence)}
     if not facts:
         return REPLY_SCHEMA

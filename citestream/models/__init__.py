@@ -2,7 +2,8 @@
 
 from .answer import AnswerSentence, ValidatedAnswer
 from .assembly import AnswerBundle, PromptBuildResult, PromptRecord, RetrievalResult, SelectedEvidence
-from .common import REFUSAL_TEXT, SCHEMA_VERSION, Contract, Envelope, NoAnswer, StageTiming
+from ..core.texts import REFUSAL_TEXT
+from .common import SCHEMA_VERSION, Contract, Envelope, NoAnswer, StageTiming
 from .compliance import BoundConstraint, ComplianceReportRecord, ComplianceRequest
 from .filtering import RelevantFactsRecord
 from .generation import GenerationRecord, LLMExecutionResult

@@ -150,7 +150,7 @@ class AnswerBundle(Contract):
     failure_reason: str | None = None
 
     @model_validator(mode="after")
-    def _hard_fails(self) -> "AnswerBundle":
+    def _hard_fails(self) -> AnswerBundle:
         if self.assembly_status != "FAILED" and self.trace.missing():
             raise ValueError(f"missing trace fields: {', '.join(self.trace.missing())}")
         if self.assembly_status == "OK":
@@ -196,7 +196,7 @@ class PromptBuildResult(Contract):
     failure_reason: str | None = None
 
     @model_validator(mode="after")
-    def _ok_has_prompt(self) -> "PromptBuildResult":
+    def _ok_has_prompt(self) -> PromptBuildResult:
         if self.build_status == "OK" and (not self.prompt_text or not self.prompt_sha256):
             raise ValueError("build_status OK requires prompt_text and prompt_sha256")
         if self.build_status != "OK" and (self.prompt_text or self.prompt_sha256):

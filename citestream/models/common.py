@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -16,12 +16,10 @@ Scope = Literal["MIXED", "FDA", "EMA", "ICH", "SOPS"]
 Authority = Literal["FDA", "EMA", "ICH", "SOPS", "MIXED"]
 
 SCHEMA_VERSION = "1"
-REFUSAL_TEXT = "Not found in provided PDFs"
-"""The user-facing refusal of qa-contract-v1 (the prompt's own lock lives in the prompt template)."""
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Contract(BaseModel):

@@ -46,7 +46,7 @@ class RelevantFactsRecord(Envelope):
     no_answer: NoAnswer | None = None
 
     @model_validator(mode="after")
-    def _no_evidence_means_empty(self) -> "RelevantFactsRecord":
+    def _no_evidence_means_empty(self) -> RelevantFactsRecord:
         if self.no_evidence and self.facts:
             raise ValueError("no_evidence is only for an empty fact list")
         if self.filter_fallback_reason and self.filter_mode != "local":

@@ -42,7 +42,7 @@ class IngestRequest(Envelope):
     collection: Name = "citestream"
 
     @model_validator(mode="after")
-    def _inline_bytes(self) -> "IngestRequest":
+    def _inline_bytes(self) -> IngestRequest:
         size = sum(len(d.text.encode("utf-8")) for d in self.documents)
         if size > MAX_INLINE_BYTES:
             raise ValueError(f"inline documents hold {size} bytes of text; at most {MAX_INLINE_BYTES} per request")

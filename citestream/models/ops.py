@@ -42,8 +42,9 @@ class DeadLetter(Envelope):
     reason_code: ReasonCode
     reason: str = Field(max_length=MAX_REASON_CHARS)
     original_key_b64: str | None = Field(None, max_length=2 * KEPT_KEY_BYTES)
-    original_value_b64: str = Field(description="The original record bytes (or their first KEPT_ORIGINAL_BYTES), base64",
-                                    max_length=2 * KEPT_ORIGINAL_BYTES)
+    original_value_b64: str = Field(
+        description="The original record bytes (or their first KEPT_ORIGINAL_BYTES), base64",
+        max_length=2 * KEPT_ORIGINAL_BYTES)
     original_length: int | None = Field(None, ge=0, description="Bytes of the original value")
     original_sha256: str | None = Field(None, max_length=64, description="SHA-256 of the whole original value")
     original_truncated: bool = Field(False, description="original_value_b64 holds only the first bytes")

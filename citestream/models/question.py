@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from datetime import datetime
 
 from pydantic import Field, field_validator
 
+from ..core.hashing import sha256_hex
 from .common import Envelope, InputTrace, Name, Scope, utcnow
 from .limits import TopK
 
@@ -44,4 +44,4 @@ class QuestionEvent(Envelope):
         with the first one's answer (``DUPLICATE_REQUEST_ID``).
         """
         material = json.dumps([self.question, self.scope, self.top_k], ensure_ascii=False)
-        return hashlib.sha256(material.encode("utf-8")).hexdigest()
+        return sha256_hex(material)

@@ -14,10 +14,6 @@ def pdf_name_matches(pdf: str, query: str) -> bool:
     return bool(name_terms & content_terms(query))
 
 
-def passing(hits: Sequence[ChunkHit], floor: float) -> list[ChunkHit]:
-    return [h for h in hits if h.score >= floor]
-
-
 def fallback_accepts(hits: Sequence[ChunkHit], floor: float, query: str) -> bool:
     """Gate 1: top-1 (by cosine) ≥ the fallback floor; gate 2: its PDF name matches the query."""
     if not hits:

@@ -74,11 +74,3 @@ def build_spelling(documents: dict[str, str], english: frozenset[str] = frozense
     for body in documents.values():
         counts.update(w.lower() for w in _WORD.findall(body))
     return Spelling(dict(counts), english)
-
-
-def as_spelt_in(text: str, passages: list[str]) -> str:
-    """``text`` with its typos read as ``passages`` spell the word: the corpus rule above, over the evidence at
-    hand. Phase B and the extractive backend use it, so a question's typos meet the same reading at every stage."""
-    from ..embedding import wordpiece_words
-
-    return build_spelling({str(i): passage for i, passage in enumerate(passages)}, wordpiece_words()).correct(text)

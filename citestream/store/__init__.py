@@ -6,5 +6,5 @@ from .ledger import Ledger, LedgerEntry
 from .requests import RequestTracker
 from .search import ChunkHit, ChunkSearch
 
-__all__ = ["ChunkHit", "ChunkRow", "ChunkSearch", "ChunkStore", "DocumentRow", "Ledger", "LedgerEntry", "RequestTracker",
-           "engine_for", "make_engine"]
+__all__ = ["ChunkHit", "ChunkRow", "ChunkSearch", "ChunkStore", "DocumentRow", "Ledger", "LedgerEntry",
+           "RequestTracker", "engine_for", "make_engine"]

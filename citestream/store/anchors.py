@@ -25,7 +25,7 @@ import os
 import secrets
 import time
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -134,7 +134,7 @@ def write_checkpoint(ledger, anchors: AnchorFile, name: str) -> Checkpoint | Non
     if existing and (existing[-1].row_id, existing[-1].head_hash, existing[-1].count) == head:
         return existing[-1]
     return anchors.append(Checkpoint(name, row_id, head_hash, count,
-                                     datetime.now(timezone.utc).isoformat(timespec="seconds")))
+                                     datetime.now(UTC).isoformat(timespec="seconds")))
 
 
 def keep_anchored(settings, stop_after: float | None = None) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from sqlalchemy import Engine, delete, func, insert, select, text
 
+from ..core.hashing import sha256_hex
 from .tables import chunks, documents, index_versions
 
 CHUNK_COLUMNS = ("chunk_id", "doc_id", "kind", "parent_id", "seq", "pdf", "page", "section", "authority",
@@ -87,7 +87,7 @@ class ChunkStore:
         digest_rows = conn.execute(
             select(documents.c.doc_id, documents.c.content_sha256).order_by(documents.c.doc_id)
         ).all()
-        digest = hashlib.sha256("\n".join(f"{d}:{s}" for d, s in digest_rows).encode()).hexdigest()
+        digest = sha256_hex("\n".join(f"{d}:{s}" for d, s in digest_rows))
         chunk_count = conn.execute(select(func.count()).select_from(chunks)).scalar_one()
         conn.execute(insert(index_versions).values(
             corpus_digest=digest, doc_count=len(digest_rows), chunk_count=chunk_count))
@@ -102,10 +102,6 @@ class ChunkStore:
     def count_chunks(self) -> int:
         with self.engine.connect() as conn:
             return conn.execute(select(func.count()).select_from(chunks)).scalar_one()
-
-    def count_documents(self) -> int:
-        with self.engine.connect() as conn:
-            return conn.execute(select(func.count()).select_from(documents)).scalar_one()
 
     def chunk_ids(self, doc_id: str, kind: str | None = None) -> list[str]:
         query = select(chunks.c.chunk_id).where(chunks.c.doc_id == doc_id).order_by(chunks.c.seq)

@@ -11,14 +11,14 @@ kept outside the database (``store.anchors``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
+from ..core.hashing import sha256_hex
 from .tables import audit_ledger
 
 GENESIS_HASH = "0" * 64
@@ -48,12 +48,12 @@ def row_hash(prev_hash: str, entry: LedgerEntry) -> str:
             "policy_version": entry.policy_version,
             "index_version": entry.index_version,
             # in UTC whatever the session's TimeZone: the same instant always hashes the same
-            "created_at": entry.created_at.astimezone(timezone.utc).isoformat(),
+            "created_at": entry.created_at.astimezone(UTC).isoformat(),
             "payload": entry.payload,
         },
         sort_keys=True, separators=(",", ":"), ensure_ascii=False,
     )
-    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+    return sha256_hex(material)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def replay_row(row: dict) -> ReplayResult:
     except ImportError:  # the single-module layout
         from ..assembly import render_evidence
     from ..models.assembly import AnswerBundle
-    from ..prompt import TEMPLATE_VERSION, render_prompt, sha256_hex, template_sha256
+    from ..prompt import TEMPLATE_VERSION, render_prompt, template_sha256
 
     def result(ok: bool, rebuilt: str | None = None, reason: str | None = None) -> ReplayResult:
         return ReplayResult(row["id"], row["request_id"], row["stage"], row["model"], row["prompt_sha256"], rebuilt,
@@ -210,4 +210,5 @@ class Ledger:
                 return ChainReport(count, False, checkpoint.row_id, (
                     f"REWRITTEN: {found[1]} rows up to row {checkpoint.row_id}, a checkpoint signed "
                     f"{checkpoint.created_at} counted {checkpoint.count}"), len(checkpoints), anchored.row_id)
-        return ChainReport(count, True, checkpoints=len(checkpoints), anchored_row=anchored.row_id if anchored else None)
+        return ChainReport(count, True, checkpoints=len(checkpoints),
+                           anchored_row=anchored.row_id if anchored else None)

@@ -7,7 +7,6 @@ outcome is never overwritten, so a re-processed question cannot change its recor
 
 from __future__ import annotations
 
-from datetime import datetime
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.dialects.postgresql import JSONB, insert
@@ -93,13 +92,6 @@ class RequestTracker:
         ).returning(requests.c.redrives)
         with self.engine.begin() as conn:
             return conn.execute(stmt).scalar_one()
-
-    def stuck(self, older_than: datetime) -> list[str]:
-        """Requests without an outcome whose last progress is older than ``older_than``."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(select(requests.c.request_id).where(
-                requests.c.outcome.is_(None), requests.c.updated_at < older_than)).scalars().all()
-        return list(rows)
 
 
 __all__ = ["RequestTracker", "TERMINAL"]

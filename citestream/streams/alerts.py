@@ -10,7 +10,7 @@ first exceeds the threshold (qa-contract-v1 §3, with the contract's message).
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from pydantic import ValidationError
 
@@ -43,8 +43,8 @@ def fallback_alert(window_start: float, window_end: float, answerable: int, fall
         return None
     return FallbackRateAlert(
         request_id=f"fallback-rate-{int(window_start)}", policy_version=policy_version or settings.policy_version,
-        window_start=datetime.fromtimestamp(window_start, timezone.utc),
-        window_end=datetime.fromtimestamp(window_end, timezone.utc),
+        window_start=datetime.fromtimestamp(window_start, UTC),
+        window_end=datetime.fromtimestamp(window_end, UTC),
         answerable_count=answerable, fallback_count=fallback, rate=round(rate, 6), threshold=threshold,
     )
 

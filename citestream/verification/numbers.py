@@ -71,7 +71,7 @@ def quantities(text: str, claim: bool = False) -> list[Quantity]:
         value = float(_NUMBER_WORDS[raw]) if raw in _NUMBER_WORDS else float(raw.replace(",", ""))
         if raw in _NUMBER_WORDS and not m["unit"]:
             continue  # "one of the", "two sections": number words only count with a unit
-        unit = _UNITS.get((m["unit"] or "").lower().replace(" ", ""), None) if m["unit"] else None
+        unit = _UNITS.get((m["unit"] or "").lower().replace(" ", "")) if m["unit"] else None
         low, high = _interval(value, _comparator(m["cmp"]), claim)
         out.append(Quantity(value, unit, low, high, m.group(0).strip()))
     return out

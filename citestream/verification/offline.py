@@ -69,7 +69,7 @@ class OfflineJudge:
         if not pack.chunks:
             return verdict("unclear", "no grounding chunks: nothing can support the claim")
         span, terms = best_span(claim.text, pack)
-        if span is None or not terms and not check_numbers(claim.text, "").unsupported:
+        if span is None or (not terms and not check_numbers(claim.text, "").unsupported):
             return verdict("unclear", "the claim has no terms to look for")
         conflict = conflicts(claim.text, span)
         if conflict:

@@ -28,7 +28,7 @@ out = app.topic(PREFIX + "out", key_type=bytes, value_type=bytes, partitions=4)
 counts = app.Table("counts", default=int, key_type=str, value_type=int, partitions=1).tumbling(
     300, expires=1200).relative_to_stream()
 regrouped = app.topic(f"exp-{PREFIX}f-repartition", key_type=bytes, value_type=bytes, partitions=1, internal=True)
-log = open(OUT, "a", buffering=1)
+log = open(OUT, "a", buffering=1)  # noqa: SIM115 - the experiment's log, open for the process's life
 
 
 @app.agent(q)

@@ -8,7 +8,6 @@ state folder (hours on 2 cores); training takes the state folder's copy when the
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import replace

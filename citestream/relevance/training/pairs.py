@@ -139,7 +139,8 @@ def claim_pairs(claims: Iterable[dict], chunks: Sequence[CorpusChunk], rng: rand
         claim, unit, group = row["question"], chunk.units[row["unit"]], chunk.pdf
         if _numbers(claim) - _numbers(unit):
             continue  # the LLM changed a number: not a faithful restatement
-        out += [Pair(claim, unit, 1, "claims", "sentence", group), Pair(claim, chunk.text, 1, "claims", "passage", group)]
+        out += [Pair(claim, unit, 1, "claims", "sentence", group),
+                Pair(claim, chunk.text, 1, "claims", "passage", group)]
         for wrong in (changed_number(claim, rng), flipped(claim)):
             if wrong and wrong != claim:
                 out += [Pair(wrong, unit, 0, "claims", "sentence", group)]
@@ -296,7 +297,7 @@ def authority_pairs(positives: Sequence[Pair], chunks_by_text: dict[str, CorpusC
         if chunk.authority == "FDA":
             other = rng.choice(OTHER_AUTHORITIES)
             if re.search(r"\bFDA\b", q):
-                moved = re.sub(r"\b(?:the )?FDA('s)?\b", lambda m: other + (m.group(1) or ""), q, count=1)
+                moved = re.sub(r"\b(?:the )?FDA('s)?\b", lambda m: other + (m.group(1) or ""), q, count=1)  # noqa: B023
             else:
                 moved = rng.choice(_AUTHORITY_FORMS).format(x=other, q=_lower_first(q), qs=q.rstrip("?. "))
             own = f"According to {rng.choice(('FDA', 'the FDA'))}, {_lower_first(q)}"
@@ -317,7 +318,8 @@ QUALIFIERS = ("for veterinary drugs", "for medical devices", "for cosmetics", "f
               "for homeopathic products", "for compounded drugs", "for tobacco products", "for food additives",
               "in the 2024 revision", "when submitted by fax", "for clinical trials in Japan",
               "for vaccines given to animals", "for herbal remedies", "for contact lenses",
-              "when the sponsor is a hospital pharmacy", "under the blockchain audit rule", "for nutritional infant formula")
+              "when the sponsor is a hospital pharmacy", "under the blockchain audit rule",
+              "for nutritional infant formula")
 
 
 def premise_pairs(positives: Sequence[Pair], rng: random.Random) -> list[Pair]:
@@ -478,7 +480,3 @@ def write_pairs(pairs: Sequence[Pair], path: Path) -> None:
     with path.open("w", encoding="utf-8") as sink:
         for p in pairs:
             sink.write(json.dumps(asdict(p), ensure_ascii=False) + "\n")
-
-
-def read_pairs(path: Path) -> list[Pair]:
-    return [Pair(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# make lint (and the first step of make test): ruff, dead code, import contracts. Why each tool: docs/layering.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "ruff: style and bug patterns (rules in pyproject.toml [tool.ruff])"
+.venv/bin/ruff check --quiet citestream tests bench scripts
+echo "vulture: dead code in citestream/ (reasons for the names it may not see used: vulture_whitelist.py)"
+.venv/bin/vulture citestream vulture_whitelist.py
+echo "lint-imports: the layering contracts (pyproject.toml [tool.importlinter])"
+out=$(.venv/bin/lint-imports --no-cache 2>&1) || { echo "$out"; exit 1; }
+grep "^Contracts:" <<< "$out"
+echo "lint: clean"
