@@ -60,5 +60,7 @@ DEFAULT_POLICY          # policy.py
 _.count_chunks          # store/chunks.py
 _.dense_search          # store/search.py
 
-# dead, in a file another change owns at the moment (store/search.py): delete with it
-_.require               # ChunkSearch.require and IndexMissing: nothing calls them
+
+# store/tables.py: declared for the schema (metadata checked against the migrations); kept by triggers, read in SQL
+chunk_stats
+lexeme_stats

@@ -205,8 +205,8 @@ def main() -> None:
     one = results.get(1)
     if one:
         for factor, row in results.items():
-            print(f"{factor:>4}x question cost {row['question ms'] / one['question ms']:.2f}x of 1x; "
-                  f"bm25 list {row['bm25 ms'] / one['bm25 ms']:.2f}x, bm25_scan {row['bm25_scan ms'] / one['bm25_scan ms']:.2f}x")
+            growth = {name: row[f"{name} ms"] / one[f"{name} ms"] for name in ("question", *RANKERS, "bm25s")}
+            print(f"{factor:>4}x cost as a multiple of 1x: " + "  ".join(f"{k} {v:.2f}" for k, v in growth.items()))
     plot(results)
 
 

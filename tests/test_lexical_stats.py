@@ -1,4 +1,4 @@
-"""BM25's corpus figures kept by the database (migration 0006): always equal to the chunks, and ranking as the scan did."""
+"""BM25's corpus figures kept by the database (migration 0006): equal to the chunks, ranking as the scan did."""
 
 from __future__ import annotations
 

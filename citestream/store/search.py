@@ -28,10 +28,6 @@ LEXICAL_RANKERS = ("bm25", "ts_rank_cd", "bm25_scan")
 """``bm25_scan`` counts N and document frequencies from the corpus on every query: the reference for ``bm25``."""
 
 
-class IndexMissing(RuntimeError):
-    """The chunks collection does not exist (database absent or not migrated)."""
-
-
 @dataclass(frozen=True)
 class ChunkHit:
     chunk_id: str
@@ -131,10 +127,6 @@ class ChunkSearch:
                 return conn.execute(text("SELECT to_regclass('chunks') IS NOT NULL")).scalar_one()
         except Exception:  # noqa: BLE001  (connection refused, database does not exist, ...)
             return False
-
-    def require(self) -> None:
-        if not self.exists():
-            raise IndexMissing("the chunks collection does not exist (database missing or not migrated)")
 
     def authorities(self) -> set[str]:
         """The authorities that have documents in the index."""
