@@ -1,8 +1,10 @@
 """What the relevance model costs per question, beside the question's whole time (in-process, one at a time).
 
 Every call of the model's ``score`` is timed (retrieval's rerank, the extractive backend's sentence scores, R5;
-R5 mostly hits the per-(question, text) cache). Printed: pairs scored per question, model ms per question
-(p50 / mean) and its share of the question's time, beside the question's p50.
+R5 mostly hits the per-(question, text) cache), and every embedding call. Printed: pairs scored per question,
+model ms per question (p50 / mean) beside the question's p50, and the process CPU per question split into the
+relevance model, the embedding model and everything else (SQL client, fusion, assembly, validation: issue 16's
+"model share").
 """
 
 from __future__ import annotations
@@ -21,37 +23,48 @@ from ._support import ensure_corpus, percentile, questions
 N = int(os.environ.get("BENCH_RELEVANCE_QUESTIONS", "60"))
 
 
+def _timed(owner, name: str, spent: dict) -> None:
+    """Wrap ``owner.name`` so its wall and CPU time (all threads: torch runs the forward pass on several) add up."""
+    call = getattr(owner, name)
+
+    def timed(*args, **kwargs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            spent[name + " wall"] += time.perf_counter() - wall
+            spent[name + " cpu"] += time.process_time() - cpu
+            if name == "score":
+                spent["pairs"] += len(args[1])
+
+    setattr(owner, name, timed)
+
+
 def main() -> None:
     ensure_corpus()
     deps = Deps(get_settings())
     deps.warm()
     model = deps.relevance
-    spent = {"s": 0.0, "pairs": 0}
-    score = model.score
-
-    def timed(question, texts):
-        t0 = time.perf_counter()
-        try:
-            return score(question, texts)
-        finally:
-            spent["s"] += time.perf_counter() - t0
-            spent["pairs"] += len(texts)
-
-    model.score = timed
+    spent: dict[str, float] = {}
+    _timed(model, "score", spent)
+    _timed(deps.embedder, "embed", spent)  # embed_one goes through embed
     rows = []
     for i, q in enumerate(questions(N)):
         q = f"{q} ({i})"  # a fresh question text each time: the score cache must not make the model look free
-        spent.update(s=0.0, pairs=0)
-        t0 = time.perf_counter()
+        spent.update({k: 0.0 for k in ("score wall", "score cpu", "embed wall", "embed cpu", "pairs")})
+        wall, cpu = time.perf_counter(), time.process_time()
         answer_inprocess(QuestionEvent(request_id=f"bench-rel-{uuid.uuid4().hex[:10]}", question=q), deps)
-        rows.append((time.perf_counter() - t0, spent["s"], spent["pairs"]))
-    total = [r[0] * 1000 for r in rows]
-    in_model = [r[1] * 1000 for r in rows]
+        rows.append({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, **spent})
+    total = [r["wall"] * 1000 for r in rows]
+    in_model = [r["score wall"] * 1000 for r in rows]
+    cpu = {k: sum(r[k] for r in rows) for k in ("cpu", "score cpu", "embed cpu")}
     print(f"questions {N}, model {model.name}")
     print(f"question time   p50 {percentile(total, 50):8.1f} ms   mean {sum(total) / N:8.1f} ms")
-    print(f"model time      p50 {percentile(in_model, 50):8.1f} ms   mean {sum(in_model) / N:8.1f} ms   "
-          f"pairs/question {sum(r[2] for r in rows) / N:.1f}")
-    print(f"model share of a question's time: {sum(in_model) / sum(total):.1%}")
+    print(f"relevance model p50 {percentile(in_model, 50):8.1f} ms   mean {sum(in_model) / N:8.1f} ms   "
+          f"pairs/question {sum(r['pairs'] for r in rows) / N:.1f}")
+    print(f"CPU per question {cpu['cpu'] / N * 1000:.0f} ms: relevance model {cpu['score cpu'] / cpu['cpu']:.1%}, "
+          f"embedding {cpu['embed cpu'] / cpu['cpu']:.1%}, "
+          f"everything else {1 - (cpu['score cpu'] + cpu['embed cpu']) / cpu['cpu']:.1%}")
 
 
 if __name__ == "__main__":

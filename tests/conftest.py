@@ -96,16 +96,37 @@ def relevance():
     return get_relevance_model("")
 
 
+def pytest_collection_modifyitems(items):
+    """Tests on the corpus database run last, so its background ingest (``corpus_ingest``) overlaps the rest."""
+    items.sort(key=lambda item: "corpus" in getattr(item, "fixturenames", ()))  # stable: order kept otherwise
+
+
+@pytest.fixture(scope="session", autouse=True)
+def corpus_ingest(request):
+    """When a selected test needs ``corpus``, its ingest (~5 min on 2 cores) starts with the session, niced, in
+    the background: the other tests mostly wait on the broker and Postgres, so the two overlap."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .eval_support import corpus_settings, prepare_corpus_database
+
+    if not CORPUS.is_dir() or not any("corpus" in item.fixturenames for item in request.session.items):
+        yield None
+        return
+    s = corpus_settings(request.getfixturevalue("settings"))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield s, pool.submit(prepare_corpus_database, s, CORPUS, nice=10)
+
+
 @pytest.fixture(scope="session")
-def corpus(settings):
+def corpus(corpus_ingest):
     """Settings of a database and topic prefix holding only ../shared/corpus, ingested once per session.
 
     The corpus parity suite and the claims suites share it, so the corpus is embedded once.
     """
-    from .eval_support import corpus_settings, prepare_corpus_database
-
-    s = corpus_settings(settings)
-    prepare_corpus_database(s, CORPUS)
+    if corpus_ingest is None:
+        pytest.skip("../shared/corpus is not present")
+    s, ingest = corpus_ingest
+    ingest.result()  # raises what the ingest raised
     return s
 
 

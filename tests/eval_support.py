@@ -29,11 +29,11 @@ def corpus_env(settings: Settings) -> dict[str, str]:
             "HF_HUB_OFFLINE": "1"}
 
 
-def prepare_corpus_database(settings: Settings, corpus_dir) -> None:
+def prepare_corpus_database(settings: Settings, corpus_dir, nice: int = 0) -> None:
     """Create and migrate the database, create the topics, ingest the corpus (unchanged PDFs are skipped)."""
     if settings.infra != "docker":
         infra.servers(settings)[0].ensure_database(infra.database_name(settings))
     env = corpus_env(settings)
     for args in (["migrate"], ["topics", "create"], ["ingest", str(corpus_dir)]):
-        subprocess.run([sys.executable, "-m", "citestream", *args], env=env, cwd=PROJECT_ROOT, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(["nice", "-n", str(nice), sys.executable, "-m", "citestream", *args], env=env,
+                       cwd=PROJECT_ROOT, check=True, stdout=subprocess.DEVNULL)

@@ -40,10 +40,15 @@ QUESTIONS = [
 
 
 def free_port(start: int) -> int:
+    """The first port from ``start`` nothing is bound to. Tests start below Linux's ephemeral range (32768-60999):
+    a port there can be any client socket's source port, which a server then fails to bind (seen in CI)."""
     for port in range(start, start + 100):
         with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) != 0:
-                return port
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     raise RuntimeError(f"no free port in {start}..{start + 99}")
 
 
@@ -117,7 +122,7 @@ def private_stack():
     # Not under pytest's tmp_path: its folders are mode 700 and Postgres runs as its own system user.
     root = Path(tempfile.mkdtemp(prefix="citestream-fault-"))
     root.chmod(0o755)
-    stack = PrivateStack(root, EmbeddedPostgres(root, free_port(55500)), EmbeddedBroker(root, free_port(59500)))
+    stack = PrivateStack(root, EmbeddedPostgres(root, free_port(25500)), EmbeddedBroker(root, free_port(29500)))
     try:
         stack.pg.start()
         stack.broker.start()

@@ -117,7 +117,7 @@ def test_postgres_restart_under_load_is_waited_out(private_stack, tmp_path):
     settings = private_stack.settings
     questions = make_questions(80, "pg")
     since = asyncio.run(end_offsets(settings, "answers"))
-    metrics_port = free_port(59650)
+    metrics_port = free_port(29650)
     worker = private_stack.worker(tmp_path / "pg.log", CITESTREAM_METRICS_PORT=str(metrics_port))
     outage: dict[str, float] = {}
 
@@ -144,7 +144,7 @@ def test_postgres_restart_under_load_is_waited_out(private_stack, tmp_path):
 
 
 def test_worker_waits_for_a_broker_that_is_not_there_yet(private_stack, tmp_path):
-    late = EmbeddedBroker(tmp_path / "late", free_port(59550))
+    late = EmbeddedBroker(tmp_path / "late", free_port(29550))
     stack = PrivateStack(tmp_path, private_stack.pg, late, prefix="late.", database=private_stack.database)
     worker = stack.worker(tmp_path / "late.log")
     try:

@@ -29,7 +29,7 @@ from .reliability_support import end_offsets, free_port, metric_value, scrape_me
 pytestmark = pytest.mark.e2e
 
 # The session worker inherits the environment: give it a metrics endpoint this module can read.
-METRICS_PORT = int(os.environ.setdefault("CITESTREAM_METRICS_PORT", str(free_port(59700))))
+METRICS_PORT = int(os.environ.setdefault("CITESTREAM_METRICS_PORT", str(free_port(29700))))
 
 GOOD_QUESTION = "What does lecanemab target in early Alzheimer's disease?"
 TIMING = {"stage": "x", "started_at": "2026-01-01T00:00:00Z", "elapsed_ms": 1.0}

@@ -73,7 +73,7 @@ def test_the_worker_role_appends_but_cannot_rewrite_provenance_or_requests_histo
 
 
 def test_metrics_listen_on_loopback_by_default():
-    port = free_port(59760)
+    port = free_port(29760)
     assert metrics.serve(port) is True
     local = f"{0x0100007F:08X}:{port:04X}"  # 127.0.0.1:port as /proc/net/tcp writes it
     listening = [line.split()[1] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
@@ -112,7 +112,7 @@ def test_a_cluster_made_with_trust_by_an_older_version_is_moved_to_scram(tmp_pat
 
     root = Path(tempfile.mkdtemp(prefix="citestream-trust-"))  # not under pytest's 0700 folders: Postgres runs
     root.chmod(0o755)                                            # as its own system user
-    pg = EmbeddedPostgres(root, free_port(55800))
+    pg = EmbeddedPostgres(root, free_port(25800))
     try:
         pg.start()
         pg.ensure_database("kept")

@@ -159,8 +159,8 @@ def test_without_a_broker_the_page_still_serves_and_stops_on_a_signal(tmp_path):
     from .browser_support import WebProcess
     from .reliability_support import free_port
 
-    nothing_there = free_port(59990)
-    web = WebProcess(tmp_path / "web.log", free_port(58280),
+    nothing_there = free_port(29990)
+    web = WebProcess(tmp_path / "web.log", free_port(28280),
                      {"CITESTREAM_BROKER_URL": f"kafka://127.0.0.1:{nothing_there}"})
     try:
         deadline = time.monotonic() + 30

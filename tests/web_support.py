@@ -106,7 +106,7 @@ def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_fact
             web_env = {**env, "CITESTREAM_TOPIC_PREFIX": stack_settings.topic_prefix,
                        "CITESTREAM_APP_ID": f"citestream-{stack_settings.topic_prefix.strip('.').replace('.', '-')}",
                        "CITESTREAM_UI_UPLOAD_MAX_MB": str(UPLOAD_MAX_MB)}
-            web = WebProcess(logs / "web.log", free_port(58180), web_env)
+            web = WebProcess(logs / "web.log", free_port(28180), web_env)
             try:
                 web.wait_ready()
                 yield WebStack(web.url, stack_settings.model_copy(update={"database_url": database_url}),
