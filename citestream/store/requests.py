@@ -7,7 +7,6 @@ outcome is never overwritten, so a re-processed question cannot change its recor
 
 from __future__ import annotations
 
-
 from sqlalchemy import Engine, func, select
 from sqlalchemy.dialects.postgresql import JSONB, insert
 
