@@ -8,6 +8,7 @@ deployment is configured in one place. Defaults match the embedded servers that
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -51,6 +52,9 @@ class Settings(BaseSettings):
     relevance_fact_floor: float | None = Field(None, description="Override the policy's Phase B relevance floor")
     relevance_answer_threshold: float | None = Field(
         None, description="Override the score an answer sentence needs (R5 NOT_ANSWERING)")
+    lexical_ranker: Literal["bm25", "bm25_memory", "ts_rank_cd"] | None = Field(
+        None, description="Override the policy's lexical ranker: bm25 (SQL) | bm25_memory (same scores, in the "
+                          "worker's memory: flat as the corpus grows, rebuilt on each index version) | ts_rank_cd")
     filter_mode: str = Field("local", description="Phase B filter: local | llm (falls back to local)")
 
     # Generation

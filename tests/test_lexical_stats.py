@@ -50,14 +50,38 @@ def test_stats_follow_ingest_replace_and_delete(engine, embedder):
         assert conn.execute(text("SELECT count(*) FROM lexeme_stats WHERE lexeme = 'apr'")).scalar_one() == 0
 
 
+@pytest.mark.parametrize("ranker", ["bm25", "bm25_memory"])
 @pytest.mark.parametrize("scope", ["MIXED", "FDA", ("ICH", "EMA")])
-def test_bm25_from_stats_ranks_exactly_as_counting_the_corpus(engine, scope):
+def test_bm25_ranks_exactly_as_counting_the_corpus(engine, scope, ranker):
+    """From the kept statistics, or from the worker's in-memory copy: the scores of the per-query count."""
     search = ChunkSearch(engine)
     queries = [text.split(".")[0] for _, text in DOCUMENTS.values()] + ["the quality unit of the lot", "the the"]
     for query in queries:
         for kind in ("child", "parent"):
-            kept = search._lexical(kind, query, scope, 10, "bm25", 1.2, 0.75)
+            kept = search._lexical(kind, query, scope, 10, ranker, 1.2, 0.75)
             scanned = search._lexical(kind, query, scope, 10, "bm25_scan", 1.2, 0.75)
             # same chunks, same scores (exact copies may swap places: their sums differ in the last bit)
             assert {r.chunk_id: r.score for r in kept} == pytest.approx({r.chunk_id: r.score for r in scanned},
                                                                       rel=1e-12), (query, kind)
+
+
+def test_the_in_memory_copy_follows_a_new_index_version(engine, embedder):
+    search = ChunkSearch(engine)
+    assert search.lexical("zeolite sieve", "MIXED", 5, "bm25_memory") == []
+    ingest_document(from_text("sieves", "A zeolite sieve dries the solvent.", title="sieves", authority="FDA"),
+                    ChunkStore(engine), embedder)
+    found = search.lexical("zeolite sieve", "MIXED", 5, "bm25_memory")
+    assert [r.chunk_id for r in found] == [r.chunk_id for r in search.lexical("zeolite sieve", "MIXED", 5, "bm25_scan")]
+    assert found
+
+
+def test_the_ranker_is_a_setting_checked_when_the_worker_starts():
+    from pydantic import ValidationError
+
+    from citestream.config import Settings
+    from citestream.streams.deps import policy_from_settings
+
+    assert policy_from_settings(Settings()).retrieval.lexical_ranker == "bm25"
+    assert policy_from_settings(Settings(lexical_ranker="bm25_memory")).retrieval.lexical_ranker == "bm25_memory"
+    with pytest.raises(ValidationError, match="lexical_ranker"):
+        Settings(lexical_ranker="bm42")

@@ -44,7 +44,8 @@ class RetrievalTrace(Contract):
     bm25_k: int | None = None
     rerank_k: int | None = None
     expansions: list[str] = Field(default_factory=list, description="Query variants that were searched")
-    lexical_ranker: str | None = Field(None, description="bm25 | ts_rank_cd, when a lexical list was searched")
+    lexical_ranker: str | None = Field(
+        None, description="bm25 | bm25_memory | ts_rank_cd, when a lexical list was searched")
     fused_candidates: int | None = Field(None, description="Distinct chunks after Reciprocal Rank Fusion")
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy import Engine, text
 
+from .memory_index import MemoryBM25
+
 SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
     "MIXED": None,  # every authority, including documents whose authority is unknown
     "FDA": ("FDA",),
@@ -24,8 +26,9 @@ SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
     "SOPS": ("SOPS",),
 }
 
-LEXICAL_RANKERS = ("bm25", "ts_rank_cd", "bm25_scan")
-"""``bm25_scan`` counts N and document frequencies from the corpus on every query: the reference for ``bm25``."""
+LEXICAL_RANKERS = ("bm25", "ts_rank_cd", "bm25_scan", "bm25_memory")
+"""``bm25_scan`` counts N and document frequencies from the corpus on every query: the reference for ``bm25``.
+``bm25_memory`` scores the same BM25 from a copy of the index in the worker's memory (``store/memory_index.py``)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,7 @@ def _ts_rank_sql(kind: str, scope_sql: str) -> str:
 class ChunkSearch:
     def __init__(self, engine: Engine):
         self.engine = engine
+        self._memory: dict[str, MemoryBM25] = {}
 
     def exists(self) -> bool:
         """Whether the chunks collection exists; raises nothing (a missing database counts as missing)."""
@@ -186,6 +190,10 @@ class ChunkSearch:
     def _lexical(self, kind: str, query: str, scope: Scope, k: int, ranker: str, k1: float, b: float) -> list[Ranked]:
         if ranker not in LEXICAL_RANKERS:
             raise ValueError(f"unknown lexical ranker {ranker!r}; one of {LEXICAL_RANKERS}")
+        if ranker == "bm25_memory":
+            index = self._memory.setdefault(kind, MemoryBM25(self.engine, kind))
+            authorities = scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
+            return [Ranked(chunk_id, score) for chunk_id, score in index.search(query, authorities, k, k1, b)]
         params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
         scope_sql = _scope_clause(scope, params)
         sql = (_ts_rank_sql(kind, scope_sql) if ranker == "ts_rank_cd"

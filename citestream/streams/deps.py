@@ -6,16 +6,18 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..config import Settings, get_settings
-from ..policy import Policy, RelevancePolicy
+from ..policy import Policy, RelevancePolicy, RetrievalPolicy
 
 
 def policy_from_settings(settings: Settings) -> Policy:
-    """The policy with the relevance thresholds the settings override (a different relevance model needs its own)."""
+    """The policy with what the settings override: the relevance thresholds (a different relevance model needs its
+    own) and the lexical ranker."""
     overrides = {name: value for name, value in (("backstop", settings.relevance_backstop),
                                                  ("fact_floor", settings.relevance_fact_floor),
                                                  ("answer_threshold", settings.relevance_answer_threshold))
                  if value is not None}
-    return Policy(version=settings.policy_version, relevance=RelevancePolicy(**overrides))
+    retrieval = RetrievalPolicy(**({"lexical_ranker": settings.lexical_ranker} if settings.lexical_ranker else {}))
+    return Policy(version=settings.policy_version, retrieval=retrieval, relevance=RelevancePolicy(**overrides))
 
 
 @dataclass
