@@ -16,7 +16,8 @@ Printed per scale, side by side on the same questions:
 - the same list from ``bm25s`` in-process (built from Postgres' lexemes per worker): ms, build seconds,
   and the share of SQL ``bm25``'s top 40 it returns;
 - hybrid retrieval recall@8 and MRR on the golden sets' answerable items (a copy of an expected page counts);
-- one question through every stage in-process (extractive backend, relevance model on), mean ms.
+- one question through every stage in-process (extractive backend, relevance model on), mean ms, with the
+  lexical lists from ``bm25`` and from ``bm25_memory``.
 
 Writes docs/figures/scale.png. Run: ``python -m bench.scale`` (``SCALES=1,10`` to skip 100×).
 """
@@ -175,8 +176,8 @@ def in_process(search: ChunkSearch) -> dict:
     return {"bm25s ms": ms, "bm25s build s": index.build_s, "bm25s shares": sum(shared) / len(shared)}
 
 
-def pipeline_ms(url: str) -> float:
-    deps = Deps(get_settings().model_copy(update={"database_url": url}))
+def pipeline_ms(url: str, ranker: str) -> float:
+    deps = Deps(get_settings().model_copy(update={"database_url": url, "lexical_ranker": ranker}))
     answer_inprocess(QuestionEvent(request_id=f"scale-warm-{time.time_ns()}", question=QUESTIONS[0]), deps)
     started = time.perf_counter()
     for i, question in enumerate(QUESTIONS[:PIPELINE_QUESTIONS]):
@@ -205,12 +206,14 @@ def main() -> None:
         results[factor] = {"child chunks": chunks, **{f"{r} ms": lexical_ms(search, r) for r in RANKERS},
                            "bm25_memory build s": memory_build_s, **in_process(search),
                            "recall@8": quality["recall@8"], "mrr": quality["mrr"],
-                           "question ms": pipeline_ms(url), "build s": built}
+                           "question ms": pipeline_ms(url, "bm25"),
+                           "question bm25_memory ms": pipeline_ms(url, "bm25_memory"), "build s": built}
         print(f"{factor:>4}x " + "  ".join(f"{k} {_fmt(v)}" for k, v in results[factor].items()), flush=True)
     one = results.get(1)
     if one:
         for factor, row in results.items():
-            growth = {name: row[f"{name} ms"] / one[f"{name} ms"] for name in ("question", *RANKERS, "bm25s")}
+            growth = {name: row[f"{name} ms"] / one[f"{name} ms"]
+                      for name in ("question", "question bm25_memory", *RANKERS, "bm25s")}
             print(f"{factor:>4}x cost as a multiple of 1x: " + "  ".join(f"{k} {v:.2f}" for k, v in growth.items()))
     plot(results)
 
@@ -236,7 +239,10 @@ def plot(results: dict) -> None:
     left.set(xscale="log", yscale="log", xlabel="corpus size (× ../shared/corpus)", ylabel="ms per lexical list",
              title="lexical list, top 40 child chunks")
     left.legend()
-    right.plot(factors, [results[f]["question ms"] for f in factors], marker="o", label="ms per question")
+    right.plot(factors, [results[f]["question ms"] for f in factors], marker="o", label="lexical lists: bm25 (SQL)")
+    right.plot(factors, [results[f]["question bm25_memory ms"] for f in factors], marker="o",
+               label="lexical lists: bm25_memory")
+    right.legend()
     right.set(xscale="log", xlabel="corpus size (× ../shared/corpus)", ylabel="ms per question (in-process)",
               title="one question, every stage")
     fig.tight_layout()
