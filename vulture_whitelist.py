@@ -64,3 +64,4 @@ _.dense_search          # store/search.py
 # store/tables.py: declared for the schema (metadata checked against the migrations); kept by triggers, read in SQL
 chunk_stats
 lexeme_stats
+_.clear_cache           # relevance/model.py: bench/scale.py clears it between arms

@@ -61,6 +61,11 @@ class RelevanceModel:
         else:  # any Hugging Face cross-encoder: a folder or a hub name
             self._encoder, self.name = _load_cross_encoder(name_or_path, max_length)
 
+    def clear_cache(self) -> None:
+        """Forget cached scores (benchmarks: every arm must pay for its own model passes)."""
+        with self._lock:
+            self._cache.clear()
+
     def score(self, question: str, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros(len(texts), dtype=np.float64)
         todo: dict[str, list[int]] = {}
