@@ -24,6 +24,7 @@ Writes docs/figures/scale.png. Run: ``python -m bench.scale`` (``SCALES=1,10`` t
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.policy import RetrievalPolicy
 from citestream.store import ChunkSearch, engine_for
+from citestream.store.search import as_array
 from citestream.streams.deps import Deps
 
 from ._support import QUESTIONS, ensure_corpus
@@ -91,10 +93,10 @@ def grow(base_url: str, factor: int) -> float | None:
                                   ":authority, :sha, :pages, :count, CAST(:metadata AS jsonb))"),
                              {"doc_id": d.doc_id + suffix, "pdf": d.pdf, "title": d.title, "source": d.source,
                               "authority": d.authority, "sha": d.content_sha256, "pages": d.pages,
-                              "count": d.chunk_count, "metadata": _json(d.metadata)})
+                              "count": d.chunk_count, "metadata": json.dumps(d.metadata)})
             with raw.cursor().copy(f"COPY chunks ({COLUMNS}) FROM STDIN") as out:
                 for r in rows:
-                    vector = _vector(r.embedding)
+                    vector = None if r.embedding is None else as_array(r.embedding)
                     if copy and vector is not None:
                         vector = vector + rng.normal(0, 0.02, vector.shape).astype(np.float32)
                         vector /= np.linalg.norm(vector)
@@ -110,18 +112,6 @@ def grow(base_url: str, factor: int) -> float | None:
     with target.connect() as conn:
         conn.execute(text("ANALYZE"))
     return time.perf_counter() - started
-
-
-def _vector(value) -> np.ndarray | None:
-    if value is None:
-        return None
-    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
-
-
-def _json(value) -> str:
-    import json
-
-    return json.dumps(value)
 
 
 def lexical_ms(search: ChunkSearch, ranker: str) -> float:

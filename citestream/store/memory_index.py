@@ -21,9 +21,9 @@ _LOAD = text(
     "array_agg(coalesce(array_length(u.positions, 1), 1)) "
     "FROM chunks, unnest(tsv) AS u WHERE kind = :kind GROUP BY chunk_id, authority, tsv ORDER BY chunk_id"
 )
-_QUERY = text("SELECT tsvector_to_array(to_tsvector('english', :q)), "
-              "(SELECT coalesce(max(version), 0) FROM index_versions)")
-_VERSION = text("SELECT coalesce(max(version), 0) FROM index_versions")
+_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM index_versions"
+_VERSION = text(_VERSION_SQL)
+_QUERY = text(f"SELECT tsvector_to_array(to_tsvector('english', :q)), ({_VERSION_SQL})")
 
 
 class _Snapshot:

@@ -57,8 +57,13 @@ Scope = str | tuple[str, ...]
 """A contract scope name (``MIXED``, ``FDA``, ...), or the authorities themselves (a scope inferred from a question)."""
 
 
+def _authorities(scope: Scope) -> tuple[str, ...] | None:
+    """The authorities a scope admits; None = every authority."""
+    return scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
+
+
 def _scope_clause(scope: Scope, params: dict, alias: str = "") -> str:
-    authorities = scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
+    authorities = _authorities(scope)
     if authorities is None:
         return ""
     params["auth"] = list(authorities)
@@ -191,9 +196,10 @@ class ChunkSearch:
         if ranker not in LEXICAL_RANKERS:
             raise ValueError(f"unknown lexical ranker {ranker!r}; one of {LEXICAL_RANKERS}")
         if ranker == "bm25_memory":
-            index = self._memory.setdefault(kind, MemoryBM25(self.engine, kind))
-            authorities = scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
-            return [Ranked(chunk_id, score) for chunk_id, score in index.search(query, authorities, k, k1, b)]
+            if kind not in self._memory:
+                self._memory[kind] = MemoryBM25(self.engine, kind)
+            return [Ranked(chunk_id, score)
+                    for chunk_id, score in self._memory[kind].search(query, _authorities(scope), k, k1, b)]
         params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
         scope_sql = _scope_clause(scope, params)
         sql = (_ts_rank_sql(kind, scope_sql) if ranker == "ts_rank_cd"
@@ -222,7 +228,7 @@ class ChunkSearch:
         with self.engine.connect() as conn:
             rows = conn.execute(sql, params).all()
         return [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
-                         min(1.0, max(0.0, float(r.score))), r.parent_id, _as_array(r.embedding))
+                         min(1.0, max(0.0, float(r.score))), r.parent_id, as_array(r.embedding))
                 for r in rows]
 
     def dense_search(self, embedding: np.ndarray, scope: Scope, k: int, ef_search: int = 100) -> list[ChunkHit]:
@@ -232,7 +238,7 @@ class ChunkSearch:
         return sorted((hits[r.chunk_id] for r in ranked if r.chunk_id in hits), key=lambda h: (-h.score, h.chunk_id))
 
 
-def _as_array(value) -> np.ndarray:
+def as_array(value) -> np.ndarray:
     """psycopg returns ``pgvector.Vector``; SQLAlchemy paths may return lists or numpy arrays."""
     if hasattr(value, "to_numpy"):
         value = value.to_numpy()
