@@ -16,7 +16,7 @@ import uuid
 from citestream.config import get_settings
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
-from citestream.streams.deps import Deps
+from citestream.deps import Deps
 
 from ._support import ensure_corpus, percentile, questions
 

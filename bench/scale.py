@@ -41,7 +41,7 @@ from citestream.pipeline import answer_inprocess
 from citestream.policy import RetrievalPolicy
 from citestream.store import ChunkSearch, engine_for
 from citestream.store.search import as_array
-from citestream.streams.deps import Deps
+from citestream.deps import Deps
 
 from ._support import QUESTIONS, ensure_corpus
 from .retrieval import GOLDEN, evaluate, load_items, summarise

@@ -17,7 +17,7 @@ from citestream.client import ask_many
 from citestream.config import get_settings
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
-from citestream.streams.deps import Deps
+from citestream.deps import Deps
 
 from ._support import Worker, ensure_corpus, percentile, questions
 

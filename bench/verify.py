@@ -20,7 +20,7 @@ from citestream.demo_pdfs import smoke_dataset
 from citestream.ingest import ingest_request
 from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument
 from citestream.models.verify import Claim
-from citestream.streams.deps import Deps
+from citestream.deps import Deps
 from citestream.verification import RelevanceJudge, pack_finder, verify_claims
 
 from ._support import Worker, percentile

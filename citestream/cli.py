@@ -130,8 +130,9 @@ def cmd_worker(args) -> int:
     import faust
 
     from . import metrics, reconcile
+    from .deps import get_deps
     from .streams import app
-    from .streams.deps import get_deps, wait_for_servers
+    from .streams.startup import wait_for_servers
 
     import os
 

@@ -1,23 +1,23 @@
-"""The question flow called in-process: the same stage functions the agents run, in the same order.
+"""The question flow called in-process: ``flow.QUESTION_PATH``'s stage functions, in its order.
 
-Used by `eval --through inprocess` and the benchmark's baseline; the stream
-path must give the same answers.
+Used by `eval --through inprocess` and the benchmarks; the agents run the same rows, so the stream path gives
+the same answers (the parity suite checks it). No broker, so no request tracking: a refusal a stage raises
+(``RecordRejected``) propagates to the caller.
 """
 
 from __future__ import annotations
 
-from .assembly import assemble
-from .filtering import filter_facts
-from .generation import generate
+from typing import cast
+
+from pydantic import BaseModel
+
+from .deps import Deps
+from .flow import QUESTION_PATH
 from .models import QuestionEvent, ValidatedAnswer
-from .retrieval import retrieve
-from .streams.deps import Deps
-from .validation import validate
 
 
 def answer_inprocess(question: QuestionEvent, deps: Deps) -> ValidatedAnswer:
-    facts = retrieve(question, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy, deps.relevance)
-    relevant = filter_facts(facts, deps.policy)
-    prompt = assemble(relevant, deps.policy, deps.tokens.count, deps.tokens.name, deps.embedder.name)
-    generation = generate(prompt, deps.llm, deps.ledger, deps.settings.llm_max_attempts)
-    return validate(generation, deps.policy, deps.relevance)
+    record: BaseModel = question
+    for step in QUESTION_PATH:
+        record = step.run(record, deps)
+    return cast(ValidatedAnswer, record)  # the path ends on `answers` (checked by flow)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from citestream.models.question import QuestionEvent
 from citestream.pipeline import answer_inprocess
-from citestream.streams.deps import get_deps
+from citestream.deps import get_deps
 
 GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "golden_set.jsonl"
 

@@ -16,7 +16,7 @@ from citestream.eval.main import score_set
 from citestream.eval.report import EvalReport, render
 from citestream.eval.run import run_inprocess, run_kafka
 from citestream.eval.sets import PERTURB_SET, load_set, set_name
-from citestream.streams.deps import Deps
+from citestream.deps import Deps
 
 from .conftest import CORPUS, WorkerProcess
 from .eval_support import corpus_env

@@ -79,7 +79,7 @@ def test_the_ranker_is_a_setting_checked_when_the_worker_starts():
     from pydantic import ValidationError
 
     from citestream.config import Settings
-    from citestream.streams.deps import policy_from_settings
+    from citestream.deps import policy_from_settings
 
     assert policy_from_settings(Settings()).retrieval.lexical_ranker == "bm25"
     assert policy_from_settings(Settings(lexical_ranker="bm25_memory")).retrieval.lexical_ranker == "bm25_memory"

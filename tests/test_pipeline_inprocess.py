@@ -2,7 +2,7 @@
 
 from citestream.models import QuestionEvent, REFUSAL_TEXT
 from citestream.pipeline import answer_inprocess
-from citestream.streams.deps import Deps
+from citestream.deps import Deps
 
 from .conftest import new_request_id
 

@@ -34,7 +34,7 @@ def score_set(name: str, items: Sequence[GoldenItem], replies, engine) -> SetRep
 
 def evaluate(set_paths: Sequence[Path], through: str, timeout_s: float | None = None) -> EvalReport:
     """Run and score every set; the gates are those of the roles present."""
-    from ..streams.deps import get_deps
+    from ..deps import get_deps
     from .run import run_inprocess, run_kafka
 
     deps = get_deps()

@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..llm import ExtractiveBackend
     from ..models import NoAnswer
     from ..retrieval import retrieve
-    from ..streams.deps import get_deps
+    from ..deps import get_deps
     from ..validation import validate
     from .run import questions_for
 

@@ -1,9 +1,8 @@
-"""The faust app and the one adapter every agent uses: decode → run the stage → emit, or dead-letter.
+"""The faust app and the one adapter every agent uses: decode → run the stage → publish → record, or dead-letter.
 
-``stage_agent`` reads the stage function's type hints and refuses to wire it to
-a topic whose registered record model differs (see ``topics.spec``). Every
-record ends somewhere: on the sink topic, or on ``qa.deadletter`` with a reason
-code (``intake`` checks a record before the stage sees it).
+``wire(step)`` registers the agent of one row of ``flow.FLOW``; what differs between agents is a flag on the
+row. Every record ends somewhere: on the sink topic, or on ``qa.deadletter`` with a reason code (``intake``
+checks a record before the stage sees it).
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import typing
 from collections.abc import Callable
 
 import faust
@@ -20,14 +18,17 @@ from sqlalchemy.exc import OperationalError
 
 from .. import metrics
 from ..config import get_settings
+from ..core.errors import RecordRejected
+from ..deps import Deps, get_deps
+from ..flow import Step
+from ..models import DeadLetter
 from ..models.common import utcnow
 from ..reconcile import failure_answer
 from ..scrub import exception_reason
 from ..store.requests import TERMINAL
 from ..topics import REGISTRY, spec
 from . import faust_fixes
-from .deps import Deps, get_deps
-from .intake import RecordRejected, check_size, contract_errors, dead_letter_record, decode_json, parse, usable_id
+from .intake import check_size, contract_errors, dead_letter_record, decode_json, parse, usable_id
 
 log = logging.getLogger("citestream.streams")
 settings = get_settings()
@@ -71,6 +72,27 @@ async def dead_letter(stage: str, source: str, event: faust.EventT, code: str, r
     await _delivered(deadletter_topic, record.request_id, record.model_dump_json().encode())
 
 
+SIDE_DEAD_LETTER_TIMEOUT_S = 30.0
+
+
+def _publish_side_dead_letter(letter: DeadLetter) -> None:
+    """From a stage's worker thread: hand the letter to the event loop and wait until it is sent, so it is on
+    its topic before the stage's own record moves on."""
+    log.warning("dead-letter stage=%s code=%s request_id=%s: %s", letter.stage, letter.reason_code,
+                letter.request_id, letter.reason[:200])
+    metrics.DEAD_LETTERED.labels(letter.stage, letter.reason_code).inc()
+    send = deadletter_topic.send(key=letter.request_id.encode(), value=letter.model_dump_json().encode())
+    asyncio.run_coroutine_threadsafe(send, app.loop).result(timeout=SIDE_DEAD_LETTER_TIMEOUT_S)
+
+
+def stream_deps() -> Deps:
+    """The worker's shared ``Deps``, with side dead letters going to ``qa.deadletter``."""
+    deps = get_deps()
+    if deps.publish_dead_letter is None:
+        deps.publish_dead_letter = _publish_side_dead_letter
+    return deps
+
+
 async def _delivered(topic: faust.TopicT, key: str, value: bytes) -> None:
     """Send and wait for the broker's ack, so a state recorded afterwards never claims an unsent record."""
     pending = await topic.send(key=key.encode(), value=value)
@@ -93,22 +115,22 @@ async def _run_with_retry(fn: Callable, record: BaseModel, deps: Deps, stage: st
             delay = min(delay * 2, settings.stage_retry_max_s)
 
 
-QUESTION_FLOW = {"questions", "qa.facts", "qa.relevant", "qa.prompts", "qa.generations"}
-"""Sources whose records are a question on its way to `answers`: a stage error there still ends in an answer."""
-
-
 def _outcome_of(record: BaseModel, deps: Deps) -> str | None:
     row = deps.tracker.get(record.request_id)
     return row["outcome"] if row else None
 
 
 def _admit(question: BaseModel, deps: Deps) -> str:
-    """``duplicate`` (the id belongs to another question), ``answered`` (this one has its outcome) or ``open``."""
+    """``duplicate`` (the id belongs to another question), ``answered`` (this one has its outcome) or ``open``
+    (then recorded as received)."""
     stored, outcome = deps.tracker.admit(question.request_id, question.fingerprint(), question.question,
                                          question.scope)
     if stored != question.fingerprint():
         return "duplicate"
-    return "answered" if outcome else "open"
+    if outcome:
+        return "answered"
+    deps.tracker.mark(question.request_id, "received", question=question.question, scope=question.scope)
+    return "open"
 
 
 def _failure_answer(record: BaseModel, stage: str, reason: str, deps: Deps):
@@ -123,96 +145,135 @@ def _failure_answer(record: BaseModel, stage: str, reason: str, deps: Deps):
                           index_version=getattr(record, "index_version", None), trace=getattr(record, "trace", []))
 
 
-def stage_agent(stage: str, source: str, sink: str, state_of: Callable[[BaseModel], str] | None = None):
-    """Register ``fn(record, deps) -> record`` as the agent reading ``source`` and writing ``sink``."""
+class StageAgent:
+    """The agent of one ``flow.Step``: decode → (admit) → run → publish → record, or dead-letter."""
 
-    def wire(fn: Callable):
-        hints = typing.get_type_hints(fn)
-        params = [p for p in fn.__code__.co_varnames[: fn.__code__.co_argcount]]
-        in_model, out_model = hints[params[0]], hints["return"]
-        source_spec, sink_spec = spec(source, in_model), spec(sink, out_model)
-        sink_topic = kafka_topic(sink)
+    def __init__(self, step: Step):
+        self.step = step
+        self.source_spec, self.sink_spec = spec(step.source), spec(step.sink)
+        self.sink_topic = kafka_topic(step.sink)
 
-        async def agent(stream):
-            async for event in stream.events():
-                try:
-                    await _process(event)
-                except Exception:  # nothing a record does may stop the agent; the reconciler re-drives questions
-                    metrics.FAILED.labels(stage).inc()
-                    log.exception("stage=%s could not process the record at %s[%d]@%d", stage, source,
-                                  event.message.partition, event.message.offset)
-
-        async def _process(event: faust.EventT) -> None:
-            metrics.RECEIVED.labels(stage).inc()
+    async def __call__(self, stream) -> None:
+        async for event in stream.events():
             try:
-                data = decode_json(check_size(event.value, source_spec.max_bytes, source))
-            except RecordRejected as exc:
-                return await dead_letter(stage, source, event, exc.code, exc.reason)
-            try:
-                record = parse(in_model, data)
-            except RecordRejected as exc:
-                rid = data.get("request_id") if isinstance(data, dict) else None
-                return await dead_letter(stage, source, event, exc.code, exc.reason, usable_id(rid))
-            deps = get_deps()
-            if source == "questions":
-                admitted = await _run_with_retry(_admit, record, deps, stage)
-                if admitted == "duplicate":
-                    return await dead_letter(stage, source, event, "DUPLICATE_REQUEST_ID",
-                                             "request_id already belongs to a different question", record.request_id)
-                if admitted == "answered":
-                    metrics.SKIPPED.labels(stage).inc()  # redelivered or re-published: already answered, never twice
-                    log.info("stage=%s request_id=%s already has an outcome, skipped", stage, record.request_id)
-                    return
-            started_at, started = utcnow(), time.monotonic()
-            try:
-                out = await _run_with_retry(fn, record, deps, stage)
-            except RecordRejected as exc:
-                return await dead_letter(stage, source, event, exc.code, exc.reason, record.request_id)
-            except Exception as exc:  # a bug or a bad record: never stop the worker for it
-                log.exception("stage=%s failed request_id=%s", stage, record.request_id)
-                metrics.FAILED.labels(stage).inc()
-                reason = exception_reason(exc)
-                await dead_letter(stage, source, event, "STAGE_ERROR", reason, record.request_id)
-                if source in QUESTION_FLOW:
-                    await _answer_failure(record, stage, f"STAGE_ERROR at {stage}: {reason}", deps)
-                return
-            metrics.LATENCY.labels(stage).observe(time.monotonic() - started)
-            try:
-                out.trace = [*out.trace, _timing(stage, started_at, started)]
-                payload = out_model.model_validate(out.model_dump()).model_dump_json().encode()
-            except ValidationError as exc:
-                return await _reject_output(event, record, deps, "OUTPUT_CONTRACT", contract_errors(exc))
-            if len(payload) > sink_spec.max_bytes:
-                return await _reject_output(event, record, deps, "OUTPUT_TOO_LARGE",
-                                            f"{len(payload)} bytes; {sink} takes at most {sink_spec.max_bytes}")
-            if sink == "answers":  # the outcome is recorded only once the answer is safely on the broker
-                if await _run_with_retry(_outcome_of, record, deps, stage):
-                    metrics.SKIPPED.labels(stage).inc()  # already answered (a re-drive raced it): keep the first
-                    return
-                await _delivered(sink_topic, record.request_id, payload)
-            else:  # an unsent intermediate record is found by the reconciler (no outcome): no need to wait
-                await sink_topic.send(key=record.request_id.encode(), value=payload)
-            metrics.PROCESSED.labels(stage).inc()
-            if getattr(out, "fallback_used", False) and stage == "retrieve":
-                metrics.FALLBACK.inc()
-            if state_of is not None:
-                state = state_of(out)
-                await _run_with_retry(lambda r, d: d.tracker.mark(r.request_id, state), record, deps, stage)
-                if state in TERMINAL:
-                    metrics.OUTCOMES.labels(state).inc()
+                await self.process(event)
+            except Exception:  # nothing a record does may stop the agent; the reconciler re-drives questions
+                metrics.FAILED.labels(self.step.stage).inc()
+                log.exception("stage=%s could not process the record at %s[%d]@%d", self.step.stage,
+                              self.step.source, event.message.partition, event.message.offset)
 
-        async def _reject_output(event: faust.EventT, record: BaseModel, deps: Deps, code: str, reason: str) -> None:
-            """The stage's output cannot be sent: dead-letter the input, and answer a question as failed."""
-            metrics.FAILED.labels(stage).inc()
-            await dead_letter(stage, source, event, code, reason, record.request_id)
-            if source in QUESTION_FLOW:
-                await _answer_failure(record, stage, f"{code} at {stage}: {reason}", deps)
+    async def process(self, event: faust.EventT) -> None:
+        stage = self.step.stage
+        metrics.RECEIVED.labels(stage).inc()
+        record = await self.decode(event)
+        if record is None:
+            return
+        deps = stream_deps()
+        if self.step.admits_requests and not await self.admit(event, record, deps):
+            return
+        started_at, started = utcnow(), time.monotonic()
+        out = await self.run(event, record, deps)
+        if out is None:
+            return
+        metrics.LATENCY.labels(stage).observe(time.monotonic() - started)
+        if await self.publish(event, record, out, _timing(stage, started_at, started), deps):
+            await self.record(record, out, deps)
 
-        agent.__name__ = agent.__qualname__ = f"{stage}_agent"
-        app.agent(kafka_topic(source), name=f"citestream.{stage}")(agent)
-        return fn
+    async def decode(self, event: faust.EventT) -> BaseModel | None:
+        """The input record, or None once it is dead-lettered (size, JSON, contract)."""
+        step = self.step
+        try:
+            data = decode_json(check_size(event.value, self.source_spec.max_bytes, step.source))
+        except RecordRejected as exc:
+            await dead_letter(step.stage, step.source, event, exc.code, exc.reason)
+            return None
+        try:
+            return parse(step.in_model, data)
+        except RecordRejected as exc:
+            rid = data.get("request_id") if isinstance(data, dict) else None
+            await dead_letter(step.stage, step.source, event, exc.code, exc.reason, usable_id(rid))
+            return None
 
-    return wire
+    async def admit(self, event: faust.EventT, question: BaseModel, deps: Deps) -> bool:
+        """A new request goes on; a reused id is dead-lettered; an answered one is skipped (never answered twice)."""
+        stage = self.step.stage
+        admitted = await _run_with_retry(_admit, question, deps, stage)
+        if admitted == "duplicate":
+            await dead_letter(stage, self.step.source, event, "DUPLICATE_REQUEST_ID",
+                              "request_id already belongs to a different question", question.request_id)
+        elif admitted == "answered":
+            metrics.SKIPPED.labels(stage).inc()  # redelivered or re-published
+            log.info("stage=%s request_id=%s already has an outcome, skipped", stage, question.request_id)
+        return admitted == "open"
+
+    async def run(self, event: faust.EventT, record: BaseModel, deps: Deps) -> BaseModel | None:
+        """The stage's output, or None once the input is dead-lettered (and a question answered as failed)."""
+        step = self.step
+        try:
+            return await _run_with_retry(step.run, record, deps, step.stage)
+        except RecordRejected as exc:
+            await dead_letter(step.stage, step.source, event, exc.code, exc.reason, record.request_id)
+        except Exception as exc:  # a bug or a bad record: never stop the worker for it
+            log.exception("stage=%s failed request_id=%s", step.stage, record.request_id)
+            metrics.FAILED.labels(step.stage).inc()
+            reason = exception_reason(exc)
+            await dead_letter(step.stage, step.source, event, "STAGE_ERROR", reason, record.request_id)
+            if step.answers_on_failure:
+                await _answer_failure(record, step.stage, f"STAGE_ERROR at {step.stage}: {reason}", deps)
+        return None
+
+    async def publish(self, event: faust.EventT, record: BaseModel, out: BaseModel, timing, deps: Deps) -> bool:
+        """Send the output, its timing appended, if it keeps the sink's contract; False when it was not sent."""
+        step = self.step
+        try:
+            out.trace = [*out.trace, timing]
+            payload = step.out_model.model_validate(out.model_dump()).model_dump_json().encode()
+        except ValidationError as exc:
+            await self.reject_output(event, record, deps, "OUTPUT_CONTRACT", contract_errors(exc))
+            return False
+        if len(payload) > self.sink_spec.max_bytes:
+            await self.reject_output(event, record, deps, "OUTPUT_TOO_LARGE",
+                                     f"{len(payload)} bytes; {step.sink} takes at most {self.sink_spec.max_bytes}")
+            return False
+        if step.answers:  # the outcome is recorded only once the answer is safely on the broker
+            if await _run_with_retry(_outcome_of, record, deps, step.stage):
+                metrics.SKIPPED.labels(step.stage).inc()  # already answered (a re-drive raced it): keep the first
+                return False
+            await _delivered(self.sink_topic, record.request_id, payload)
+        else:  # an unsent intermediate record is found by the reconciler (no outcome): no need to wait
+            await self.sink_topic.send(key=record.request_id.encode(), value=payload)
+        return True
+
+    async def record(self, record: BaseModel, out: BaseModel, deps: Deps) -> None:
+        """Count the output and record the request's new state."""
+        step = self.step
+        metrics.PROCESSED.labels(step.stage).inc()
+        if step.counts_fallback and getattr(out, "fallback_used", False):
+            metrics.FALLBACK.inc()
+        if step.state is not None:
+            state = step.state(out)
+            await _run_with_retry(lambda r, d: d.tracker.mark(r.request_id, state), record, deps, step.stage)
+            if state in TERMINAL:
+                metrics.OUTCOMES.labels(state).inc()
+
+    async def reject_output(self, event: faust.EventT, record: BaseModel, deps: Deps, code: str, reason: str) -> None:
+        """The stage's output cannot be sent: dead-letter the input, and answer a question as failed."""
+        step = self.step
+        metrics.FAILED.labels(step.stage).inc()
+        await dead_letter(step.stage, step.source, event, code, reason, record.request_id)
+        if step.answers_on_failure:
+            await _answer_failure(record, step.stage, f"{code} at {step.stage}: {reason}", deps)
+
+
+def wire(step: Step) -> None:
+    """Register the agent of ``step``, named ``citestream.<stage>``, on its source topic."""
+    agent = StageAgent(step)
+
+    async def run_agent(stream) -> None:
+        await agent(stream)
+
+    run_agent.__name__ = run_agent.__qualname__ = f"{step.stage}_agent"
+    app.agent(kafka_topic(step.source), name=f"citestream.{step.stage}")(run_agent)
 
 
 async def _answer_failure(record: BaseModel, stage: str, reason: str, deps: Deps) -> None:
@@ -235,4 +296,4 @@ def _timing(stage: str, started_at, started: float):
     return StageTiming(stage=stage, started_at=started_at, elapsed_ms=round((time.monotonic() - started) * 1000, 3))
 
 
-__all__ = ["RecordRejected", "app", "dead_letter", "kafka_topic", "stage_agent"]
+__all__ = ["app", "dead_letter", "kafka_topic", "wire"]

@@ -16,18 +16,11 @@ import re
 
 from pydantic import BaseModel, ValidationError
 
+from ..core.errors import RecordRejected
 from ..models import DeadLetter
 from ..models.limits import MAX_JSON_DEPTH
 from ..models.ops import KEPT_KEY_BYTES, KEPT_ORIGINAL_BYTES, MAX_REASON_CHARS
 from ..scrub import scrub
-
-
-class RecordRejected(Exception):
-    """A record that cannot go on: dead-letter it with ``code`` and a short, scrubbed ``reason``."""
-
-    def __init__(self, code: str, reason: str):
-        super().__init__(reason)
-        self.code, self.reason = code, reason
 
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")

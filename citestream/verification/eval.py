@@ -67,7 +67,7 @@ def run_eval(golden: str | Path, corpus: str | Path | None = None, scope: str = 
     from ..ingest import from_pdf, ingest_document
     from ..retrieval import grounding_pack
     from ..store import ChunkStore
-    from ..streams.deps import get_deps
+    from ..deps import get_deps
     from . import judge_from_settings
 
     rows = load_golden(golden)

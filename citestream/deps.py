@@ -1,0 +1,118 @@
+"""What stage functions need, built once per worker process and shared by every agent."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from .config import Settings, get_settings
+from .models import DeadLetter
+from .policy import Policy, RelevancePolicy, RetrievalPolicy
+
+log = logging.getLogger("citestream.deps")
+
+
+def policy_from_settings(settings: Settings) -> Policy:
+    """The policy with what the settings override: the relevance thresholds (a different relevance model needs its
+    own) and the lexical ranker."""
+    overrides = {name: value for name, value in (("backstop", settings.relevance_backstop),
+                                                 ("fact_floor", settings.relevance_fact_floor),
+                                                 ("answer_threshold", settings.relevance_answer_threshold))
+                 if value is not None}
+    retrieval = RetrievalPolicy(**({"lexical_ranker": settings.lexical_ranker} if settings.lexical_ranker else {}))
+    return Policy(version=settings.policy_version, retrieval=retrieval, relevance=RelevancePolicy(**overrides))
+
+
+@dataclass
+class Deps:
+    settings: Settings
+    publish_dead_letter: Callable[[DeadLetter], None] | None = None
+    """Where a stage's side dead letter goes (the stream app sets the ``qa.deadletter`` sender); else logged."""
+
+    def dead_letter(self, letter: DeadLetter) -> None:
+        """A record a stage refused beside its output (a model reply that broke a contract): never dropped silently."""
+        if self.publish_dead_letter is not None:
+            self.publish_dead_letter(letter)
+        else:
+            log.warning("dead-letter stage=%s code=%s request_id=%s: %s", letter.stage, letter.reason_code,
+                        letter.request_id, letter.reason[:200])
+
+    @cached_property
+    def policy(self) -> Policy:
+        return policy_from_settings(self.settings)
+
+    @cached_property
+    def engine(self):
+        from .store import engine_for
+
+        return engine_for(self.settings.app_dsn)
+
+    @cached_property
+    def chunks(self):
+        from .store import ChunkStore
+
+        return ChunkStore(self.engine)
+
+    @cached_property
+    def search(self):
+        from .store import ChunkSearch
+
+        return ChunkSearch(self.engine)
+
+    @cached_property
+    def ledger(self):
+        from .store import Ledger
+
+        return Ledger(self.engine)
+
+    @cached_property
+    def provenance(self):
+        from .store.provenance import ProvenanceStore
+
+        return ProvenanceStore(self.engine)
+
+    @cached_property
+    def tracker(self):
+        from .store import RequestTracker
+
+        return RequestTracker(self.engine)
+
+    @cached_property
+    def embedder(self):
+        from .embedding import get_embedder
+
+        return get_embedder()
+
+    @cached_property
+    def tokens(self):
+        from .embedding import get_token_counter
+
+        return get_token_counter()
+
+    @cached_property
+    def relevance(self):
+        from .relevance import get_relevance_model
+
+        return get_relevance_model(self.settings.reranker_model)
+
+    @cached_property
+    def llm(self):
+        from .llm import backend_from_settings
+
+        return backend_from_settings(self.settings, self.relevance, self.policy.relevance)
+
+    def warm(self) -> None:
+        """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""
+        _ = self.embedder, self.tokens, self.relevance, self.llm, self.chunks.index_version()
+
+
+_DEPS: Deps | None = None
+
+
+def get_deps() -> Deps:
+    global _DEPS
+    if _DEPS is None:
+        _DEPS = Deps(get_settings())
+    return _DEPS

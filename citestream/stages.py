@@ -1,0 +1,88 @@
+"""The stage functions: ``fn(record, deps) -> record``, one per row of ``flow.FLOW``.
+
+Plain functions, so the faust agents (``streams``) and the in-process path (``pipeline``) run the very same
+code. Each refuses a record by raising ``RecordRejected`` with a reason code; the caller dead-letters it.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from .assembly import assemble
+from .compliance import ReportInvalid, compliance_report, embedding_relatedness
+from .core.errors import RecordRejected
+from .deps import Deps
+from .filtering import run_filter
+from .generation import generate
+from .ingest import ingest_request
+from .models import (
+    ClaimVerifyRequest, ClaimVerifyResult, ComplianceReportRecord, ComplianceRequest, DeadLetter, FactsRecord,
+    GenerationRecord, IngestRequest, IngestResult, PromptRecord, QuestionEvent, RelevantFactsRecord,
+    ValidatedAnswer,
+)
+from .provenance import ASSEMBLE, evidence_digest, generation_problem
+from .retrieval import retrieve
+from .validation import validate
+from .verification import judge_from_settings, pack_finder, verify_claims
+
+
+def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
+    """Phase A: facts with scores, never an answer."""
+    return retrieve(question, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy, deps.relevance)
+
+
+def filter_relevant(facts: FactsRecord, deps: Deps) -> RelevantFactsRecord:
+    """Phase B: keep the relevant facts. An LLM reply that broke the contract is dead-lettered (LLM_REPLY_INVALID,
+    the raw reply as payload) and the question goes on with the local filter."""
+    llm = deps.llm if deps.settings.filter_mode == "llm" else None
+    outcome = run_filter(facts, deps.policy, llm, deps.settings.llm_max_attempts)
+    if outcome.rejected_reply is not None:
+        deps.dead_letter(DeadLetter(
+            request_id=facts.request_id, policy_version=facts.policy_version, index_version=facts.index_version,
+            stage="filter", source_topic="qa.facts", reason_code="LLM_REPLY_INVALID",
+            reason=(outcome.record.filter_fallback_reason or "")[:2000],
+            original_key_b64=base64.b64encode(facts.request_id.encode()).decode(),
+            original_value_b64=base64.b64encode(outcome.rejected_reply.encode("utf-8", "replace")).decode(),
+        ))
+    return outcome.record
+
+
+def assemble_prompt(relevant: RelevantFactsRecord, deps: Deps) -> PromptRecord:
+    """R2: the AnswerBundle and the frozen prompt; its evidence digest is recorded before it is published."""
+    record = assemble(relevant, deps.policy, deps.tokens.count, deps.tokens.name, deps.embedder.name)
+    deps.provenance.record(record.request_id, ASSEMBLE, evidence_digest(record))
+    return record
+
+
+def generate_answer(prompt: PromptRecord, deps: Deps) -> GenerationRecord:
+    """R3: the exact prompt bytes to the model, one ledger row."""
+    return generate(prompt, deps.llm, deps.ledger, deps.settings.llm_max_attempts)
+
+
+def validate_answer(generation: GenerationRecord, deps: Deps) -> ValidatedAnswer:
+    """R5 + Phase C: cited and grounded, or the exact refusal. A generation the pipeline did not produce
+    (``provenance``) is refused as PROVENANCE_MISMATCH before its evidence is trusted."""
+    problem = generation_problem(generation, deps.provenance, deps.ledger)
+    if problem:
+        raise RecordRejected("PROVENANCE_MISMATCH", problem)
+    return validate(generation, deps.policy, deps.relevance)
+
+
+def ingest_documents(request: IngestRequest, deps: Deps) -> IngestResult:
+    """Parse, chunk, embed and store atomically."""
+    return ingest_request(request, deps.chunks, deps.embedder)
+
+
+def verify_claim_request(request: ClaimVerifyRequest, deps: Deps) -> ClaimVerifyResult:
+    """A verdict per claim, on the hybrid grounding pack (retrieved when only a query came)."""
+    judge = judge_from_settings(deps.settings, lambda: deps.llm, lambda: deps.relevance)
+    return verify_claims(request, judge, pack_finder(deps.search, deps.embedder, deps.policy, deps.relevance),
+                         deps.policy.version, deps.chunks.index_version())
+
+
+def report_compliance(request: ComplianceRequest, deps: Deps) -> ComplianceReportRecord:
+    """The offline or LLM evaluator's report, validated; an invalid one is refused as REPORT_INVALID."""
+    try:
+        return compliance_report(request, deps.policy.version, lambda: deps.llm, embedding_relatedness(deps.embedder))
+    except ReportInvalid as exc:
+        raise RecordRejected("REPORT_INVALID", str(exc)) from exc
