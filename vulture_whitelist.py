@@ -43,6 +43,9 @@ _.on_partitions_revoked, _.on_partitions_assigned, revoked  # web/bridge.py: aio
 _.__qualname__          # streams/app.py: faust names the agent by it
 _._add_gap              # streams/faust_fixes.py: a patch on faust's Consumer
 
+# imported under TYPE_CHECKING and named only in a cast("...") string, which vulture does not read
+CreateChatCompletionResponse  # llm/local.py, relevance/training/questions.py
+
 # version labels naming what the module implements (see its docstring)
 SANITIZATION_MODE       # assembly/sanitize.py
 FILTER_PROMPT_VERSION   # filtering/llm.py

@@ -8,6 +8,7 @@ import logging
 import sys
 import uuid
 from pathlib import Path
+from typing import cast
 
 from .config import get_settings
 
@@ -108,15 +109,16 @@ def cmd_ingest(args) -> int:
 
 def cmd_ask(args) -> int:
     from .client import ask_many
-    from .models import QuestionEvent
+    from .models import QuestionEvent, ValidatedAnswer
 
     questions = [QuestionEvent(request_id=f"ask-{uuid.uuid4().hex[:12]}", question=q, scope=args.scope)
                  for q in args.question]
     replies, latency = ask_many(questions, timeout_s=args.timeout)
+    answers = cast("dict[str, ValidatedAnswer]", replies)  # the `answers` topic's value model
     missing = 0
     for q in questions:
         print(f"Q: {q.question}")
-        answer = replies.get(q.request_id)
+        answer = answers.get(q.request_id)
         if answer is None:
             missing += 1
             print(f"(no answer within {args.timeout:.0f}s for request_id {q.request_id}; is a worker running?)\n")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from pydantic import BaseModel
 
 from .config import Settings, get_settings
+from .models import Envelope
 from .topics import REGISTRY
 
 
@@ -29,7 +30,7 @@ async def _tail_consumer(settings: Settings, topic: str) -> AIOKafkaConsumer:
 
 
 async def publish_and_collect(
-    records: Iterable[BaseModel], *, source: str = "questions", reply: str = "answers", timeout_s: float = 60.0,
+    records: Iterable[Envelope], *, source: str = "questions", reply: str = "answers", timeout_s: float = 60.0,
     settings: Settings | None = None, raw: Iterable[tuple[bytes | None, bytes]] = (),
 ) -> tuple[dict[str, BaseModel], dict[str, float]]:
     """Send ``records`` (and any ``raw`` key/value pairs) to ``source``; wait for one ``reply`` per request_id.
@@ -50,9 +51,9 @@ async def publish_and_collect(
         for key, value in raw:
             await producer.send(settings.topic(source), value=value, key=key)
         for record in records:
-            rid = record.request_id
-            sent_at[rid] = time.monotonic()
-            await producer.send(settings.topic(source), value=record.model_dump_json().encode(), key=rid.encode())
+            sent_id = record.request_id
+            sent_at[sent_id] = time.monotonic()
+            await producer.send(settings.topic(source), value=record.model_dump_json().encode(), key=sent_id.encode())
         await producer.flush()
         deadline = time.monotonic() + timeout_s
         while len(replies) < len(sent_at) and time.monotonic() < deadline:
@@ -70,12 +71,13 @@ async def publish_and_collect(
     return replies, latency
 
 
-def ask_many(records: list[BaseModel], timeout_s: float = 60.0, **kw) -> tuple[dict[str, BaseModel], dict[str, float]]:
+def ask_many(records: Sequence[Envelope], timeout_s: float = 60.0,
+             **kw) -> tuple[dict[str, BaseModel], dict[str, float]]:
     return asyncio.run(publish_and_collect(records, timeout_s=timeout_s, **kw))
 
 
 async def read_topic(topic: str, *, since: dict[int, int] | None = None, settings: Settings | None = None,
-                     idle_s: float = 1.0) -> list:
+                     idle_s: float = 1.0) -> list[ConsumerRecord]:
     """Every message currently on ``topic`` (from ``since`` offsets per partition), as aiokafka records."""
     settings = settings or get_settings()
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False,
@@ -86,7 +88,7 @@ async def read_topic(topic: str, *, since: dict[int, int] | None = None, setting
     consumer.assign(partitions)
     for tp in partitions:
         consumer.seek(tp, (since or {}).get(tp.partition, 0))
-    out = []
+    out: list[ConsumerRecord] = []
     try:
         while True:
             batches = await consumer.getmany(timeout_ms=int(idle_s * 1000))

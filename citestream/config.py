@@ -155,7 +155,7 @@ class Settings(BaseSettings):
         protocol = self.broker_security_protocol.upper()
         if protocol == "PLAINTEXT":
             return {}
-        out = {"security_protocol": protocol, "sasl_mechanism": self.broker_sasl_mechanism.upper(),
+        out: dict[str, object] = {"security_protocol": protocol, "sasl_mechanism": self.broker_sasl_mechanism.upper(),
                "sasl_plain_username": self.broker_sasl_username,
                "sasl_plain_password": self.broker_sasl_password.get_secret_value() if self.broker_sasl_password
                else ""}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from .core.replies import unfenced
 from .models import GenerationRecord, ValidatedAnswer
@@ -293,8 +294,9 @@ def _check_wording(plain: str, bundle: AnswerBundle, evidence: SelectedEvidence)
     lowered = plain.lower()
     ids = {e.chunk_id for e in bundle.selected_evidence} | {e.knowledge_id for e in bundle.selected_evidence}
     leaked = sorted(i for i in ids if re.search(rf"(?<![\w-]){re.escape(i.lower())}(?![\w-])", lowered))
-    if leaked or _ID_WORDS.search(plain):
-        raise ValidationFailure("IDS_IN_ANSWER", ", ".join(leaked) or _ID_WORDS.search(plain).group(0))
+    id_word = _ID_WORDS.search(plain)
+    if leaked or id_word:
+        raise ValidationFailure("IDS_IN_ANSWER", ", ".join(leaked) or (id_word.group(0) if id_word else ""))
     injection = _INJECTION.search(plain)
     if injection:
         raise ValidationFailure("INJECTION_ECHO", injection.group(0)[:60])
@@ -412,7 +414,9 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
             raise failure
         synthesis = validate_synthesis(payload, record.answer_bundle)
         if synthesis.refused:
-            if not payload["answer_sentences"]:  # the model answered "nothing" in JSON: a refusal, not a fault
+            # the model answered "nothing" in JSON: a refusal, not a fault (validate_synthesis returned, so
+            # payload is a dict with a list under answer_sentences)
+            if not cast("dict[str, Any]", payload)["answer_sentences"]:
                 return refusal("PASSED", None, near_miss=True)
             raise ValidationFailure("NO_VALID_SENTENCE", f"{len(synthesis.dropped)} rows dropped")
         checked = [(index, evidence, *check_row(sentence, evidence, record.answer_bundle))
@@ -423,7 +427,7 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
     dropped = list(synthesis.dropped)
     scores = relevance.score(record.question, [plain for _, _, plain, _ in checked]) if relevance is not None \
         else [None] * len(checked)
-    sentences = []
+    sentences: list[AnswerSentence] = []
     for (index, evidence, plain, support), score in zip(checked, scores):
         if score is not None and score < threshold:
             dropped.append(DroppedSentence(index=index, reason="NOT_ANSWERING", relevance=round(float(score), 4)))
@@ -435,11 +439,12 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
     if not sentences:
         return refusal("PASSED", None, dropped, near_miss=True)
 
-    supports = [s.support for s in sentences]
+    supports = [s.support for s in sentences if s.support is not None]  # set on every sentence above
     metrics = {"min_support": min(supports), "mean_support": round(sum(supports) / len(supports), 4),
                "threshold": GROUNDING_MIN_SUPPORT, "sentences": float(len(sentences))}
     if relevance is not None:
-        metrics |= {"min_relevance": min(s.relevance for s in sentences), "answer_threshold": threshold}
+        metrics |= {"min_relevance": min(s.relevance for s in sentences if s.relevance is not None),
+                    "answer_threshold": threshold}
     return ValidatedAnswer(
         **common, status="answered", answer_text=render_answer(sentences, synthesis.confidence), sentences=sentences,
         confidence=synthesis.confidence, classification=classify(sentences), generation_status="OK",

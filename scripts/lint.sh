@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make lint (and the first step of make test): ruff, dead code, import contracts. Why each tool: docs/layering.md.
+# make lint (and make test's first step): ruff, dead code, import contracts, types. Why each tool: docs/layering.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,4 +10,6 @@ echo "vulture: dead code in citestream/ (reasons for the names it may not see us
 echo "lint-imports: the layering contracts (pyproject.toml [tool.importlinter])"
 out=$(.venv/bin/lint-imports --no-cache 2>&1) || { echo "$out"; exit 1; }
 grep "^Contracts:" <<< "$out"
+echo "mypy: types in citestream/ (pyproject.toml [tool.mypy])"
+.venv/bin/mypy citestream
 echo "lint: clean"

@@ -27,7 +27,7 @@ def plot_set(report: SetReport, path: Path) -> Path:
     ax.set_title(f"{report.name}: pass rate per category (overall {report.metrics['pass_rate']:.2f})")
     ax.tick_params(axis="x", labelrotation=40)
     for label in ax.get_xticklabels():
-        label.set_ha("right")
+        label.set_horizontalalignment("right")  # set_ha: the same, an alias the stubs do not list
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from typing import cast
 
 from ..models import QuestionEvent, ValidatedAnswer
 from .sets import GoldenItem
@@ -29,7 +30,8 @@ def run_kafka(items: Sequence[GoldenItem], timeout_s: float | None = None, setti
     # as the last answer arrives, so a generous limit only matters when answers are really missing (a shared
     # machine ran 43 questions past the old 5 s per question in CI)
     timeout_s = timeout_s or max(300.0, 15.0 * len(items))
-    answers, latency = ask_many(list(questions.values()), timeout_s=timeout_s, settings=settings)
+    replies, latency = ask_many(list(questions.values()), timeout_s=timeout_s, settings=settings)
+    answers = cast("dict[str, ValidatedAnswer]", replies)  # the `answers` topic's value model
     return {item_id: (answers[q.request_id], latency[q.request_id])
             for item_id, q in questions.items() if q.request_id in answers}
 

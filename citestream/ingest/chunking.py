@@ -60,7 +60,8 @@ def _split(text: str, limit: int) -> list[str]:
 
 def _split_rows(text: str, limit: int) -> list[str]:
     """Cut a table between rows; a row longer than ``limit`` is cut like prose."""
-    pieces, current = [], ""
+    pieces: list[str] = []
+    current = ""
     for row in text.split("\n"):
         for part in _split(row, limit) if len(row) > limit else [row.strip()]:
             current = _pack(pieces, current, part, limit, "\n")
@@ -80,12 +81,13 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
     """Pack blocks into child-sized pieces in reading order."""
     pieces: list[Piece] = []
     current: list[str] = []
-    key: tuple | None = None
+    key: tuple[int, str | None, str] | None = None  # (page, section, kind) of the piece being filled
     size = 0
 
     def flush() -> None:
         nonlocal current, size
         if current:
+            assert key is not None  # set before the first part is added
             page, section, kind = key
             pieces.append(Piece(page, "\n".join(current), section, kind))
         current, size = [], 0
@@ -132,7 +134,9 @@ def _absorb_small(pieces: list[Piece]) -> list[Piece]:
 def group_parents(children: list[Piece]) -> list[list[int]]:
     """Consecutive children grouped into parents of about PARENT_CHARS; a new section starts a new parent
     once the current one holds half its size. Returns child indexes per parent."""
-    groups, current, size = [], [], 0
+    groups: list[list[int]] = []
+    current: list[int] = []
+    size = 0
     for i, child in enumerate(children):
         new_section = current and child.section != children[current[-1]].section and size >= PARENT_CHARS / 2
         if current and (size + len(child.text) > PARENT_CHARS or new_section):

@@ -99,7 +99,7 @@ def _running_lines(pages: list[RawPage]) -> set[int]:
 def _drop_line_numbers(fragments: list[Fragment]) -> list[Fragment]:
     """Strip margin line numbers: integers set apart from the text that count up down the page."""
     candidates = [f for f in fragments if f.lead_number is not None and f.lead_gap >= 8.0]
-    numbers = [f.lead_number for f in candidates]
+    numbers = [f.lead_number for f in candidates if f.lead_number is not None]  # every candidate has one
     rising = sum(b > a for a, b in pairwise(numbers))
     if len(candidates) < 5 or rising < 0.7 * (len(candidates) - 1):
         return fragments
@@ -217,6 +217,7 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
             and not (kind == "heading" and _NUMBERED_HEADING.match(line.text))
         )
         if continues:
+            assert current is not None  # continues only with a current block
             current.text = (_join(current.text, line.text, hyphenated) if kind != "table"
                             else f"{current.text}\n{line.text}")
             if kind == "heading":

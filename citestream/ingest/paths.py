@@ -100,7 +100,8 @@ def read_capped(path: Path, max_bytes: int, roots: list[Path] | None = None) -> 
             opened = Path(os.readlink(f"/proc/self/fd/{fd}"))
             if not _within(opened, roots):
                 raise PathRefused(f"{name}: {OUTSIDE}")
-        chunks, total = [], 0
+        chunks: list[bytes] = []
+        total = 0
         while True:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
             if not chunk:

@@ -37,11 +37,15 @@ import importlib.util
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from ..assembly.evidence import parse_evidence
 from ..core.prompt_sections import evidence_text
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from .base import LLMError, LLMReply
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import CreateChatCompletionResponse
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 THREADS_ENV = "CITESTREAM_LOCAL_THREADS"
@@ -140,7 +144,7 @@ class LocalLlamaBackend:
         self._lock = threading.Lock()  # one llama context is not safe to share between threads
 
     def complete(self, prompt_text: str) -> LLMReply:
-        kwargs = {"response_format": {"type": "json_object", "schema": reply_schema(prompt_text)}} \
+        kwargs: dict[str, Any] = {"response_format": {"type": "json_object", "schema": reply_schema(prompt_text)}} \
             if self.json_mode else {}
         try:
             with self._lock:
@@ -149,7 +153,9 @@ class LocalLlamaBackend:
                     max_tokens=self.max_tokens, **kwargs)
         except ValueError as exc:  # e.g. the prompt exceeds the context window: retrying cannot help
             raise LLMError(f"llama.cpp: {exc}") from exc
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
+        # stream=False (the default) returns one response; llama_cpp types the call as maybe-streaming
+        reply = cast("CreateChatCompletionResponse", out)
+        choice = reply["choices"][0]
+        usage = reply.get("usage") or {}
         return LLMReply(text=choice["message"].get("content") or "", finish_reason=choice.get("finish_reason"),
                         prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"))

@@ -50,11 +50,15 @@ class StageTiming(Contract):
 
 
 class Envelope(Contract):
-    """Carried by every record: the Kafka key, the versions it was made under, and where it has been."""
+    """Carried by every record: the Kafka key, the versions it was made under, and where it has been.
+
+    ``policy_version`` may be empty on a record from outside (the worker stamps its own); the records the worker
+    writes between its stages require it (:class:`StampedEnvelope`).
+    """
 
     request_id: RequestId
     schema_version: str = Field(SCHEMA_VERSION, max_length=MAX_NAME_CHARS)
-    policy_version: str = Field(max_length=MAX_NAME_CHARS)
+    policy_version: str | None = Field(None, max_length=MAX_NAME_CHARS)
     index_version: str | None = Field(None, max_length=MAX_NAME_CHARS)
     trace: list[StageTiming] = Field(default_factory=list, max_length=MAX_TRACE_STAGES)
 
@@ -68,6 +72,12 @@ class Envelope(Contract):
         }
         base.update(overrides)
         return base
+
+
+class StampedEnvelope(Envelope):
+    """An envelope whose ``policy_version`` is required (same field, same place: only its type narrows)."""
+
+    policy_version: str = Field(max_length=MAX_NAME_CHARS)
 
 
 InputTrace = Annotated[list[StageTiming], Field(max_length=MAX_INPUT_TRACE_STAGES)]

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .common import Envelope, Name, utcnow
+from .common import Envelope, Name, StampedEnvelope, utcnow
 
 ReasonCode = Literal[
     "DECODE_ERROR",          # not UTF-8 or not JSON
@@ -58,7 +58,7 @@ FALLBACK_ALERT_MESSAGE = (
 )
 
 
-class FallbackRateAlert(Envelope):
+class FallbackRateAlert(StampedEnvelope):
     """Key: ``request_id`` = ``fallback-rate-<window_start>``."""
 
     kind: Literal["fallback_rate"] = "fallback_rate"

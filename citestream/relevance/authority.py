@@ -89,13 +89,13 @@ def asked_scope(question: str, scope: str, indexed: set[str]) -> AskedScope:
     in that authority's documents only.
     """
     named = tuple(named_authorities(question))
-    named_scopes = {SCOPE_OF[n] for n in named if SCOPE_OF[n]}
+    named_scopes = {s for n in named if (s := SCOPE_OF[n])}  # the indexed scopes of the regulators named
     if scope != "MIXED":
         outside = [n for n in named if SCOPE_OF[n] != scope]
         if named and len(outside) == len(named):
             return AskedScope((scope,), named, False,
                               f"the question asks about {', '.join(named)}, outside the requested scope {scope}")
-        allowed = (scope,)
+        allowed: tuple[str, ...] = (scope,)
     elif not named:
         return AskedScope(None)
     elif not named_scopes:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..models import RetrievalTrace
 from ..policy import RetrievalPolicy
-from ..store.search import ChunkHit, ChunkSearch, Ranked
+from ..store.search import ChunkHit, ChunkSearch, Ranked, Scope
 from .fusion import rrf
 
 MODES = ("hybrid", "dense", "lexical")
@@ -27,7 +27,7 @@ class Candidates:
     trace: RetrievalTrace
 
 
-def gather(variants: Sequence[str], vectors: np.ndarray, scope: str, search: ChunkSearch, rp: RetrievalPolicy,
+def gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: ChunkSearch, rp: RetrievalPolicy,
            k: int) -> Candidates:
     """Fused candidates for the query variants under ``rp.mode`` (hybrid | dense | lexical)."""
     if rp.mode not in MODES:

@@ -39,6 +39,11 @@ def select(candidates: Candidates, query: str, k: int, rp: RetrievalPolicy,
     return Selection(sorted(chosen, key=key), fallback_used, rp.use_mmr, dict(relevance or {}))
 
 
+def _embedding(hit: ChunkHit) -> np.ndarray:
+    assert hit.embedding is not None  # candidates come from ChunkSearch.hydrate, each with its embedding
+    return hit.embedding
+
+
 def _diverse(candidates: Candidates, floor: float, k: int, rp: RetrievalPolicy,
              relevance: dict[str, float] | None) -> list[ChunkHit]:
     """MMR over the best fused candidates that reach ``floor``: fusion picks the pool; the model's score (or the
@@ -50,7 +55,7 @@ def _diverse(candidates: Candidates, floor: float, k: int, rp: RetrievalPolicy,
     score = (lambda h: relevance[h.chunk_id]) if relevance else (lambda h: h.score)
     if not rp.use_mmr or len(pool) <= 1:
         return [h for h, _ in sorted(pool, key=lambda p: -score(p[0]))[:k]]
-    picks = mmr([score(h) for h, _ in pool], np.stack([h.embedding for h, _ in pool]), k, rp.mmr_lambda)
+    picks = mmr([score(h) for h, _ in pool], np.stack([_embedding(h) for h, _ in pool]), k, rp.mmr_lambda)
     return [pool[i][0] for i in picks]
 
 

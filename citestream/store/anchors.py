@@ -124,8 +124,10 @@ def anchor_file(settings, create_key: bool = False) -> AnchorFile | None:
     return AnchorFile(settings.ledger_anchor_path, key) if key else None
 
 
-def write_checkpoint(ledger, anchors: AnchorFile, name: str) -> Checkpoint | None:
+def write_checkpoint(ledger, anchors: AnchorFile | None, name: str) -> Checkpoint | None:
     """Sign and append the ledger's current head, unless the last checkpoint already says the same."""
+    if anchors is None:  # anchor_file(create_key=True) read an empty key file (e.g. one another process is writing)
+        raise RuntimeError("no ledger signing key: the key file is empty")
     head = ledger.head()
     if head is None:
         return None

@@ -74,6 +74,7 @@ class ChunkStore:
                 content_sha256=doc.content_sha256, pages=doc.pages, chunk_count=len(rows), metadata=doc.metadata,
             ))
             raw = conn.connection.driver_connection
+            assert raw is not None  # an open connection always has its psycopg connection
             with raw.cursor().copy(
                 f"COPY chunks ({', '.join(CHUNK_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
             ) as copy:

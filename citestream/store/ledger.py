@@ -189,7 +189,7 @@ class Ledger:
                 prev, last_id = row["row_hash"], row["id"]
                 if row["id"] in wanted:
                     seen[row["id"]] = (row["row_hash"], count)
-        anchored = max(checkpoints, key=lambda c: c.row_id, default=None)
+        anchored = max((c.row_id for c in checkpoints), default=None)
         for checkpoint in sorted(checkpoints, key=lambda c: c.row_id):
             found = seen.get(checkpoint.row_id)
             if found is None:
@@ -197,18 +197,18 @@ class Ledger:
                     return ChainReport(count, False, checkpoint.row_id, (
                         f"TRUNCATED: a checkpoint signed {checkpoint.created_at} has {checkpoint.count} rows up to "
                         f"row {checkpoint.row_id}; the ledger now ends at row {last_id} with {count} rows"),
-                        len(checkpoints), anchored.row_id)
+                        len(checkpoints), anchored)
                 return ChainReport(count, False, checkpoint.row_id, (
                     f"REWRITTEN: row {checkpoint.row_id} of a checkpoint signed {checkpoint.created_at} is gone"),
-                    len(checkpoints), anchored.row_id)
+                    len(checkpoints), anchored)
             if found[0] != checkpoint.head_hash:
                 return ChainReport(count, False, checkpoint.row_id, (
                     f"REWRITTEN: row {checkpoint.row_id} no longer has the hash a checkpoint signed "
                     f"{checkpoint.created_at} recorded (rows were changed and the chain recomputed)"),
-                    len(checkpoints), anchored.row_id)
+                    len(checkpoints), anchored)
             if found[1] != checkpoint.count:
                 return ChainReport(count, False, checkpoint.row_id, (
                     f"REWRITTEN: {found[1]} rows up to row {checkpoint.row_id}, a checkpoint signed "
-                    f"{checkpoint.created_at} counted {checkpoint.count}"), len(checkpoints), anchored.row_id)
+                    f"{checkpoint.created_at} counted {checkpoint.count}"), len(checkpoints), anchored)
         return ChainReport(count, True, checkpoints=len(checkpoints),
-                           anchored_row=anchored.row_id if anchored else None)
+                           anchored_row=anchored)

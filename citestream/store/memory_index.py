@@ -37,7 +37,9 @@ class _Snapshot:
         self.authority = np.array([self.authority_names.index(a) for a in authorities], dtype=np.int32)
         self.length = np.array([r[2] for r in rows], dtype=np.float64)
         self.vocab: dict[str, int] = {}
-        cols, data, indptr = [], [], [0]
+        cols: list[int] = []
+        data: list[float] = []
+        indptr = [0]
         for r in rows:
             cols.extend(self.vocab.setdefault(lexeme, len(self.vocab)) for lexeme in r[3])
             data.extend(r[4])

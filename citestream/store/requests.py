@@ -53,13 +53,13 @@ class RequestTracker:
         fingerprint differs knows the id belongs to another question.
         """
         stamp = func.jsonb_build_object("received", func.now()).cast(JSONB)
-        stmt = insert(requests).values(request_id=request_id, state="received", question=question, scope=scope,
-                                       fingerprint=fingerprint, history=stamp)
-        stmt = stmt.on_conflict_do_update(
+        new = insert(requests).values(request_id=request_id, state="received", question=question, scope=scope,
+                                      fingerprint=fingerprint, history=stamp)
+        stmt = new.on_conflict_do_update(
             index_elements=[requests.c.request_id],
-            set_={"fingerprint": func.coalesce(requests.c.fingerprint, stmt.excluded.fingerprint),
-                  "question": func.coalesce(requests.c.question, stmt.excluded.question),
-                  "scope": func.coalesce(requests.c.scope, stmt.excluded.scope)},
+            set_={"fingerprint": func.coalesce(requests.c.fingerprint, new.excluded.fingerprint),
+                  "question": func.coalesce(requests.c.question, new.excluded.question),
+                  "scope": func.coalesce(requests.c.scope, new.excluded.scope)},
         ).returning(requests.c.fingerprint, requests.c.outcome)
         with self.engine.begin() as conn:
             row = conn.execute(stmt).one()
@@ -82,12 +82,12 @@ class RequestTracker:
 
     def note_redrive(self, request_id: str) -> int:
         """Count one re-drive (creating the row when the question never reached a stage); returns the count."""
-        stmt = insert(requests).values(request_id=request_id, state="redriven", redrives=1,
-                                       history=func.jsonb_build_object("redriven", func.now()).cast(JSONB))
-        stmt = stmt.on_conflict_do_update(
+        new = insert(requests).values(request_id=request_id, state="redriven", redrives=1,
+                                      history=func.jsonb_build_object("redriven", func.now()).cast(JSONB))
+        stmt = new.on_conflict_do_update(
             index_elements=[requests.c.request_id],
             set_={"redrives": requests.c.redrives + 1, "updated_at": func.now(),
-                  "history": stmt.excluded.history.op("||")(requests.c.history)},
+                  "history": new.excluded.history.op("||")(requests.c.history)},
         ).returning(requests.c.redrives)
         with self.engine.begin() as conn:
             return conn.execute(stmt).scalar_one()

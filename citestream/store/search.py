@@ -189,7 +189,7 @@ class ChunkSearch:
             "ORDER BY parent_id, embedding <=> :q, chunk_id"
         )
         with self.engine.connect() as conn:
-            best = dict(conn.execute(sql, {"ids": [p.chunk_id for p in parents], "q": embedding}).all())
+            best: dict[str, str] = dict(conn.execute(sql, {"ids": [p.chunk_id for p in parents], "q": embedding}).all())
         return [Ranked(best[p.chunk_id], p.score) for p in parents if p.chunk_id in best]
 
     def _lexical(self, kind: str, query: str, scope: Scope, k: int, ranker: str, k1: float, b: float) -> list[Ranked]:

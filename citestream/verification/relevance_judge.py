@@ -59,7 +59,7 @@ class RelevanceJudge:
         if why:
             return self._verdict(claim, "fail", why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
         terms = claim_terms(claim.text)
-        first_gap = None
+        first_gap: list[str] = []  # the best sentence passed the threshold, so the loop sets it
         for i in order[:CANDIDATES]:
             if scores[i] < self.support_threshold:
                 break

@@ -24,7 +24,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..config import Settings, get_settings
@@ -203,7 +203,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
             return _error(404, str(exc))
         return FileResponse(path, media_type="image/png", headers={"cache-control": "private, max-age=3600"})
 
-    routes = [Route(path, page(name, title)) for path, (name, title) in PAGES.items()]
+    routes: list[BaseRoute] = [Route(path, page(name, title)) for path, (name, title) in PAGES.items()]
     routes += [
         Route("/healthz", health),
         Route("/api/events", events),

@@ -20,20 +20,22 @@ import json
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaConnectionError
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..config import Settings
-from ..models import DeadLetter, FallbackRateAlert, IngestResult, ValidatedAnswer
+from ..models import DeadLetter, Envelope, FallbackRateAlert, IngestResult, ValidatedAnswer
 from .settings import WebSettings
 from .views import WebEvent, alert_view, answer_view, deadletter_view, ingested_view
 
 log = logging.getLogger("citestream.web")
 
-READ_IN_FULL: dict[str, tuple[str, type[BaseModel], Callable[[BaseModel], dict]]] = {
+# topic → (event kind, record model, view); each view takes the records of its own model
+READ_IN_FULL: dict[str, tuple[str, type[Envelope], Callable[[Any], dict]]] = {
     "answers": ("answer", ValidatedAnswer, answer_view),
     "ops.alerts": ("alert", FallbackRateAlert, alert_view),
     "qa.deadletter": ("deadletter", DeadLetter, deadletter_view),
@@ -214,7 +216,7 @@ class Bridge:
 
     # --- records out ------------------------------------------------------------------------------
 
-    async def publish(self, topic: str, record: BaseModel) -> None:
+    async def publish(self, topic: str, record: Envelope) -> None:
         """Send one record keyed by its request_id and wait for the broker's acknowledgement."""
         if not self.connected or self._producer is None:
             raise KafkaConnectionError("not connected to the broker yet")

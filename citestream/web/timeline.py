@@ -69,7 +69,9 @@ def _entry(topic: str, message) -> dict:
         return {"topic": topic, "partition": message.partition, "offset": message.offset,
                 "timestamp_ms": message.timestamp, "readable": False,
                 "preview": printable(message.value or b""), "summary": {}, "trace": [], "json": ""}
-    trace = record.get("trace") if isinstance(record.get("trace"), list) else []
+    trace = record.get("trace")
+    if not isinstance(trace, list):
+        trace = []
     return {"topic": topic, "partition": message.partition, "offset": message.offset,
             "timestamp_ms": message.timestamp, "readable": True, "summary": record_summary(record),
             "trace": [t for t in trace if isinstance(t, dict)][:20], "json": raw_json(record)}

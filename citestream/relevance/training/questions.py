@@ -20,8 +20,12 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from .corpus import CorpusChunk, document_title, informative
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import CreateChatCompletionResponse
 
 STYLES = {
     "own_words": ("Write one question that a regulatory affairs professional might ask and that the sentence "
@@ -61,6 +65,13 @@ def prompt_for(chunk: CorpusChunk, unit_index: int, style: str) -> str:
               f"passage or a file name. Reply with the {'statement' if style in CLAIM_STYLES else 'question'} only.")
 
 
+def _reply_text(reply: object) -> str:
+    """The text of a chat completion called with stream=False (llama_cpp types the call as maybe-streaming)."""
+    content = cast("CreateChatCompletionResponse", reply)["choices"][0]["message"]["content"]
+    assert content is not None  # no tools are offered, so the reply is text
+    return content
+
+
 def clean(reply: str, claim: bool = False) -> str | None:
     """The question (or, for a claim, the statement), or None when the reply is not usable."""
     text = " ".join(reply.strip().strip('"').split())
@@ -94,7 +105,7 @@ def generate(chunks: list[CorpusChunk], model_path: str, out: Path, total: int =
         for n, (chunk, i, style) in enumerate(todo, start=1):
             reply = llm.create_chat_completion(messages=[{"role": "user", "content": prompt_for(chunk, i, style)}],
                                                temperature=0.0, max_tokens=64)
-            question = clean(reply["choices"][0]["message"]["content"], style in CLAIM_STYLES)
+            question = clean(_reply_text(reply), style in CLAIM_STYLES)
             sink.write(json.dumps({"id": item_id(chunk, i, style), "pdf": chunk.pdf, "page": chunk.page,
                                    "chunk": chunk.index, "unit": i, "style": style, "question": question,
                                    "model": Path(model_path).name}, ensure_ascii=False) + "\n")
@@ -136,7 +147,7 @@ def generate_offtopic(model_path: str, out: Path, per_topic: int = 15, threads: 
             f"Write {per_topic} different questions a person might ask about {topic}. One question per line, "
             "no numbering, nothing else.")}], temperature=0.0, max_tokens=600)
         lines = [clean(re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", line))
-                 for line in reply["choices"][0]["message"]["content"].splitlines()]
+                 for line in _reply_text(reply).splitlines()]
         questions += [q for q in lines if q][:per_topic]
         print(f"off-topic questions: {topic}: {len(questions)} so far", file=sys.stderr, flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)

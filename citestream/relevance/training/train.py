@@ -85,7 +85,7 @@ def train(pairs: Sequence[Pair], out_dir: Path, config: TrainConfig = TrainConfi
     lengths = _lengths(tokenizer, pairs, config.max_length)
     epoch_batches = _batches(pairs, lengths, config.batch_size, rng)
     steps = max(1, int(len(epoch_batches) * config.epochs))
-    schedule = []
+    schedule: list[list[int]] = []
     while len(schedule) < steps:
         schedule += epoch_batches if not schedule else _batches(pairs, lengths, config.batch_size, rng)
     schedule = schedule[:steps]
@@ -149,19 +149,19 @@ def predict(model, tokenizer, pairs: Sequence[Pair], max_length: int, batch_size
     return scores
 
 
-def auc(labels: Sequence[int], scores: Sequence[float]) -> float | None:
+def auc(labels: Sequence[int] | np.ndarray, scores: Sequence[float] | np.ndarray) -> float | None:
     """ROC AUC by ranks (ties averaged); None with only one class."""
-    labels, scores = np.asarray(labels), np.asarray(scores)
-    pos, neg = labels.sum(), len(labels) - labels.sum()
+    y, s = np.asarray(labels), np.asarray(scores)
+    pos, neg = y.sum(), len(y) - y.sum()
     if pos == 0 or neg == 0:
         return None
-    order = scores.argsort()
-    ranks = np.empty(len(scores))
-    ranks[order] = np.arange(1, len(scores) + 1)
-    for value in np.unique(scores):
-        tied = scores == value
+    order = s.argsort()
+    ranks = np.empty(len(s))
+    ranks[order] = np.arange(1, len(s) + 1)
+    for value in np.unique(s):
+        tied = s == value
         ranks[tied] = ranks[tied].mean()
-    return float((ranks[labels == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
+    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
 
 
 def evaluate(model, tokenizer, pairs: Sequence[Pair], max_length: int) -> dict:
