@@ -198,6 +198,7 @@ def cmd_reconcile(args) -> int:
 def cmd_ledger(args) -> int:
     """`verify`: recompute the hash chain and hold it against the signed checkpoints. `anchor`: sign the head now.
     `replay ID`: rebuild each prompt of a request, compare SHA-256."""
+    from .replay import replay
     from .store import Ledger, engine_for
     from .store.anchors import anchor_file, ledger_name, write_checkpoint
 
@@ -229,7 +230,7 @@ def cmd_ledger(args) -> int:
     if not args.request_id:
         print("ledger replay needs a REQUEST_ID", file=sys.stderr)
         return 2
-    results = ledger.replay(args.request_id)
+    results = replay(ledger, args.request_id)
     if not results:
         print(f"no ledger rows for request_id {args.request_id}")
         return 2
@@ -247,7 +248,7 @@ def cmd_eval(args) -> int:
 
 
 def cmd_verify_eval(args) -> int:
-    from .verification.eval import run_eval
+    from .eval.claims import run_eval
 
     report = run_eval(args.golden, None if args.no_ingest else args.corpus, k=args.top_k, judge=args.judge)
     if args.verbose:

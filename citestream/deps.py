@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from .config import Settings, get_settings
 from .models import DeadLetter
@@ -17,11 +18,12 @@ log = logging.getLogger("citestream.deps")
 def policy_from_settings(settings: Settings) -> Policy:
     """The policy with what the settings override: the relevance thresholds (a different relevance model needs its
     own) and the lexical ranker."""
-    overrides = {name: value for name, value in (("backstop", settings.relevance_backstop),
+    overrides: dict[str, Any] = {name: value for name, value in (("backstop", settings.relevance_backstop),
                                                  ("fact_floor", settings.relevance_fact_floor),
                                                  ("answer_threshold", settings.relevance_answer_threshold))
                  if value is not None}
-    retrieval = RetrievalPolicy(**({"lexical_ranker": settings.lexical_ranker} if settings.lexical_ranker else {}))
+    ranker: dict[str, Any] = {"lexical_ranker": settings.lexical_ranker} if settings.lexical_ranker else {}
+    retrieval = RetrievalPolicy(**ranker)
     return Policy(version=settings.policy_version, retrieval=retrieval, relevance=RelevancePolicy(**overrides))
 
 

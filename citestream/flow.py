@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from . import stages
 from .deps import Deps
+from .models import QuestionEvent
 from .topics import TopicWiringError, spec
 
 
@@ -52,6 +53,8 @@ class Step:
         first = self.run.__code__.co_varnames[0]
         spec(self.source, hints[first])
         spec(self.sink, hints["return"])
+        if self.admits_requests and self.in_model is not QuestionEvent:
+            raise TopicWiringError(f"{self.stage}: only a step reading questions admits requests")
 
     @property
     def in_model(self) -> type[BaseModel]:

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from .core.injection import INJECTION
 from .core.replies import unfenced
 from .models import GenerationRecord, ValidatedAnswer
 from .models.answer import AnswerSentence, DroppedSentence, RelatedClause
@@ -50,11 +51,6 @@ _ANCHOR_LIKE = re.compile(r"\[\s*c\s*\d+[^\]\n]{0,40}\]", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _ID_WORDS = re.compile(r"\b(?:chunk|knowledge)[ _-]?ids?\b|source=|#page=", re.IGNORECASE)
 # Instructions a model may echo from a hostile document or user; never an answer, even when quoted.
-_INJECTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|rules|prompts?|guidelines)\b"
-    r"|\byou are now\b|\bsystem prompt\b|\bdeveloper mode\b|\bjailbreak\b|NO_EVIDENCE|###|<\|?(?:im_start|system)",
-    re.IGNORECASE,
-)
 # Talk about the system, the prompt or the sources instead of the subject. Allowed only as a verbatim quote.
 _META = re.compile(
     r"\bevidence\b|\bexcerpts?\b|\bsnippets?\b|\bchunks?\b|\bas an ai\b|\blanguage model\b|\bassistant\b"
@@ -74,11 +70,6 @@ _CONDITIONAL = re.compile(
     r"|no later than|prior to|within \d+ (?:calendar |business |working )?(?:days?|weeks?|months?|years?|hours?))\b",
     re.IGNORECASE,
 )
-
-
-def is_injection(text: str) -> bool:
-    """Text that instructs a model (an echoed prompt injection) rather than stating a fact."""
-    return bool(_INJECTION.search(text))
 
 
 class ValidationFailure(Exception):
@@ -297,7 +288,7 @@ def _check_wording(plain: str, bundle: AnswerBundle, evidence: SelectedEvidence)
     id_word = _ID_WORDS.search(plain)
     if leaked or id_word:
         raise ValidationFailure("IDS_IN_ANSWER", ", ".join(leaked) or (id_word.group(0) if id_word else ""))
-    injection = _INJECTION.search(plain)
+    injection = INJECTION.search(plain)
     if injection:
         raise ValidationFailure("INJECTION_ECHO", injection.group(0)[:60])
     source_words = words(evidence.sanitized_text)

@@ -8,7 +8,7 @@ the tuned rules used to handle with patterns on the question's wording; the mode
 
 import json
 
-from citestream.assembly.evidence import render_evidence
+from citestream.evidence import render_evidence
 from citestream.llm import ExtractiveBackend
 from citestream.models.assembly import SelectedEvidence
 from citestream.policy import PROMPT_REFUSAL_LOCK

@@ -13,10 +13,11 @@ import json
 import pytest
 
 from citestream.client import ask_many
-from citestream.generation import sha256_hex
+from citestream.core.hashing import sha256_hex
 from citestream.llm import ExtractiveBackend
 from citestream.llm.extractive import parse_prompt
 from citestream.models import QuestionEvent, REFUSAL_TEXT
+from citestream.replay import replay
 from citestream.store import Ledger
 
 from .conftest import new_request_id, own_topics_worker
@@ -93,7 +94,7 @@ def test_openai_backend_through_kafka(openai_stack, engine):
         rows = ledger.entries_for(event.request_id)
         assert len(rows) == 1 and rows[0]["model"] == "fake-chat-model"
         assert rows[0]["prompt_sha256"] in sent
-        assert [r.ok for r in ledger.replay(event.request_id)] == [True]
+        assert [r.ok for r in replay(ledger, event.request_id)] == [True]
     retried_row = ledger.entries_for(questions[Q_RETRIED].request_id)[0]
     assert retried_row["payload"]["attempts"] == 2
     retried_requests = [raw for raw, body, _ in fake.requests

@@ -18,6 +18,7 @@ import pytest
 from citestream.config import PROJECT_ROOT
 from citestream.generation import generate
 from citestream.llm import ExtractiveBackend
+from citestream.replay import replay
 from citestream.models import PromptRecord
 from citestream.models.assembly import PromptBuildResult
 from citestream.prompt import TEMPLATE_VERSION, render_prompt, sha256_hex
@@ -150,4 +151,4 @@ def test_replay_reports_a_changed_question_or_evidence(ledger_db):
                 "sanitized_text}', '\"Apixaban cures everything.\"'::jsonb) WHERE request_id = %s", (ids[2],))
     out = cli(url, "replay", ids[2])
     assert out.returncode == 1 and "evidence_block_text does not match" in out.stdout
-    assert [r.ok for r in ledger.replay(ids[0])] == [True]
+    assert [r.ok for r in replay(ledger, ids[0])] == [True]

@@ -81,7 +81,7 @@ SENTENCE = st.lists(WORDS, min_size=3, max_size=14).map(lambda ws: " ".join(ws).
 @given(texts=st.lists(st.lists(SENTENCE, min_size=1, max_size=5).map(" ".join), min_size=1, max_size=4),
        question=st.lists(WORDS, min_size=1, max_size=8).map(lambda ws: " ".join(ws) + "?"))
 def test_never_invents_text(texts, question):
-    from citestream.assembly.evidence import render_evidence
+    from citestream.evidence import render_evidence
     from citestream.models.assembly import SelectedEvidence
 
     selected = [SelectedEvidence(chunk_id=f"c{i}", knowledge_id=f"d{i}", rank=i, similarity_score=0.5,

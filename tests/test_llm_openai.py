@@ -12,7 +12,8 @@ import logging
 
 import pytest
 
-from citestream.generation import execute, sha256_hex
+from citestream.core.hashing import sha256_hex
+from citestream.llm.execution import execute
 from citestream.llm import LLMError, OpenAIBackend, TransientLLMError
 from citestream.models import GenerationRecord, REFUSAL_TEXT
 from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK

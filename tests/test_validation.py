@@ -11,10 +11,7 @@ import json
 
 import pytest
 
-try:
-    from citestream.assembly.evidence import render_evidence
-except ImportError:  # the single-module layout
-    from citestream.assembly import render_evidence
+from citestream.evidence import render_evidence
 from citestream.models import GenerationRecord, LLMExecutionResult, REFUSAL_TEXT
 from citestream.models.assembly import AnswerBundle, AssemblyMetrics, AssemblyTrace, SelectedEvidence
 from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK

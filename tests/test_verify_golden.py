@@ -14,7 +14,7 @@ import pytest
 from citestream.config import PROJECT_ROOT
 from citestream.store import ChunkSearch, engine_for
 from citestream.verification import RelevanceJudge, pack_finder
-from citestream.verification.eval import load_golden, score_claims
+from citestream.eval.claims import load_golden, score_claims
 
 from .conftest import CORPUS
 from .eval_support import corpus_env

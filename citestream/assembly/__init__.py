@@ -24,8 +24,8 @@ from ..prompt import (
     TEMPLATE_VERSION, check_structure, count_prompt_tokens, normalize_question, render_prompt, sha256_hex,
     template_sha256,
 )
-from .evidence import render_evidence
-from .sanitize import sanitize
+from ..evidence import render_evidence
+from ..core.sanitize import sanitize
 from .selection import overlap_ratio, select, truncate_to_tokens
 
 

@@ -34,8 +34,8 @@ from ..core.tokens import TokenCount
 from ..models.assembly import DropRecord, RetrievalResult, SelectedEvidence
 from ..policy import SelectionPolicy
 from ..text import split_sentences, words
-from .evidence import anchor, breaks_structure, render_evidence
-from .sanitize import sanitize
+from ..evidence import anchor, breaks_structure, render_evidence
+from ..core.sanitize import sanitize
 
 SHINGLE = 3
 

@@ -44,7 +44,7 @@ def run_filter(record: FactsRecord, policy: Policy, llm: LLMBackend | None = Non
         kept, dropped = local_filter(record.facts, cap, floor)
         return FilterOutcome(_record(record, kept, dropped, "local"))
 
-    from ..generation import execute  # the R3 wrapper: exact bytes, transient retries only
+    from ..llm.execution import execute  # the R3 wrapper: exact bytes, transient retries only
 
     prompt = build_filter_prompt(record.question, record.facts)
     result = execute(llm, record.request_id, prompt, sha256_hex(prompt), max_attempts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..assembly.sanitize import sanitize
+from ..core.sanitize import sanitize
 from ..core.replies import unfenced
 from ..models import Fact
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 
-from ..assembly.evidence import EvidenceBlock, parse_evidence
+from ..evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..policy import RelevancePolicy
 from ..text import MAX_UNIT_WORDS, sentence_units, words
-from ..validation import is_injection
+from ..core.injection import is_injection
 from .base import LLMReply
 
 LIST_ITEMS = 6

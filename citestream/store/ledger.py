@@ -66,59 +66,6 @@ class ChainReport:
     anchored_row: int | None = None  # the newest checkpoint's row id
 
 
-@dataclass(frozen=True)
-class ReplayResult:
-    """One ledger row replayed: the prompt rebuilt from the stored bundle and its SHA-256 compared."""
-
-    row_id: int
-    request_id: str
-    stage: str
-    model: str
-    stored_sha256: str
-    rebuilt_sha256: str | None
-    ok: bool
-    reason: str | None = None
-
-
-def replay_row(row: dict) -> ReplayResult:
-    """Rebuild the exact prompt bytes from the row's payload with the prompt builder; compare hashes.
-
-    Checks, in order: the payload has what replay needs; the template version
-    (and, when recorded, the template file's hash) is the one this code has;
-    the stored evidence_block_text is what the stored selected evidence
-    renders to; the rebuilt prompt's SHA-256 equals the stored prompt_sha256.
-    """
-    try:
-        from ..assembly.evidence import render_evidence
-    except ImportError:  # the single-module layout
-        from ..assembly import render_evidence
-    from ..models.assembly import AnswerBundle
-    from ..prompt import TEMPLATE_VERSION, render_prompt, template_sha256
-
-    def result(ok: bool, rebuilt: str | None = None, reason: str | None = None) -> ReplayResult:
-        return ReplayResult(row["id"], row["request_id"], row["stage"], row["model"], row["prompt_sha256"], rebuilt,
-                            ok, reason)
-
-    payload = row["payload"] or {}
-    missing = [k for k in ("answer_bundle", "question", "template_version") if k not in payload]
-    if missing:
-        return result(False, reason=f"payload lacks {', '.join(missing)}")
-    if payload["template_version"] != TEMPLATE_VERSION:
-        return result(False, reason=f"template {payload['template_version']} is not this code's {TEMPLATE_VERSION}")
-    if payload.get("template_sha256") not in (None, template_sha256()):
-        return result(False, reason="the prompt template file changed since this row was written")
-    try:
-        bundle = AnswerBundle.model_validate(payload["answer_bundle"])
-    except ValueError as exc:
-        return result(False, reason=f"stored answer_bundle is invalid: {exc}")
-    if render_evidence(bundle.selected_evidence) != bundle.evidence_block_text:
-        return result(False, reason="evidence_block_text does not match the stored selected evidence")
-    rebuilt = sha256_hex(render_prompt(bundle.evidence_block_text, payload["question"]))
-    if rebuilt != row["prompt_sha256"]:
-        return result(False, rebuilt, "rebuilt prompt differs from the prompt that was sent")
-    return result(True, rebuilt)
-
-
 class Ledger:
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -149,10 +96,6 @@ class Ledger:
                 select(audit_ledger).where(audit_ledger.c.request_id == request_id).order_by(audit_ledger.c.id)
             ).mappings().all()
         return [dict(r) for r in rows]
-
-    def replay(self, request_id: str) -> list[ReplayResult]:
-        """Every ledger row of ``request_id``, replayed (empty when the request never reached a model)."""
-        return [replay_row(row) for row in self.entries_for(request_id)]
 
     def head(self) -> tuple[int, str, int] | None:
         """The newest row's id and hash and the number of rows (None for an empty ledger)."""

@@ -11,9 +11,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from typing import cast
 
 import faust
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from sqlalchemy.exc import OperationalError
 
 from .. import metrics
@@ -21,7 +22,8 @@ from ..config import get_settings
 from ..core.errors import RecordRejected
 from ..deps import Deps, get_deps
 from ..flow import Step
-from ..models import DeadLetter
+from ..models import DeadLetter, QuestionEvent
+from ..models.common import Envelope
 from ..models.common import utcnow
 from ..reconcile import failure_answer
 from ..scrub import exception_reason
@@ -99,7 +101,7 @@ async def _delivered(topic: faust.TopicT, key: str, value: bytes) -> None:
     await pending
 
 
-async def _run_with_retry(fn: Callable, record: BaseModel, deps: Deps, stage: str):
+async def _run_with_retry(fn: Callable, record: Envelope, deps: Deps, stage: str):
     """Run the synchronous stage off the event loop; wait out database outages instead of failing the record."""
     delay = 0.5
     while True:
@@ -115,12 +117,12 @@ async def _run_with_retry(fn: Callable, record: BaseModel, deps: Deps, stage: st
             delay = min(delay * 2, settings.stage_retry_max_s)
 
 
-def _outcome_of(record: BaseModel, deps: Deps) -> str | None:
+def _outcome_of(record: Envelope, deps: Deps) -> str | None:
     row = deps.tracker.get(record.request_id)
     return row["outcome"] if row else None
 
 
-def _admit(question: BaseModel, deps: Deps) -> str:
+def _admit(question: QuestionEvent, deps: Deps) -> str:
     """``duplicate`` (the id belongs to another question), ``answered`` (this one has its outcome) or ``open``
     (then recorded as received)."""
     stored, outcome = deps.tracker.admit(question.request_id, question.fingerprint(), question.question,
@@ -133,7 +135,7 @@ def _admit(question: BaseModel, deps: Deps) -> str:
     return "open"
 
 
-def _failure_answer(record: BaseModel, stage: str, reason: str, deps: Deps):
+def _failure_answer(record: Envelope, stage: str, reason: str, deps: Deps):
     question, scope = getattr(record, "question", None), getattr(record, "scope", None)
     if question is not None and not isinstance(question, str):  # a record carrying the whole QuestionEvent
         question, scope = question.question, question.scope
@@ -169,7 +171,7 @@ class StageAgent:
         if record is None:
             return
         deps = stream_deps()
-        if self.step.admits_requests and not await self.admit(event, record, deps):
+        if self.step.admits_requests and not await self.admit(event, cast(QuestionEvent, record), deps):
             return
         started_at, started = utcnow(), time.monotonic()
         out = await self.run(event, record, deps)
@@ -179,7 +181,7 @@ class StageAgent:
         if await self.publish(event, record, out, _timing(stage, started_at, started), deps):
             await self.record(record, out, deps)
 
-    async def decode(self, event: faust.EventT) -> BaseModel | None:
+    async def decode(self, event: faust.EventT) -> Envelope | None:
         """The input record, or None once it is dead-lettered (size, JSON, contract)."""
         step = self.step
         try:
@@ -188,13 +190,13 @@ class StageAgent:
             await dead_letter(step.stage, step.source, event, exc.code, exc.reason)
             return None
         try:
-            return parse(step.in_model, data)
+            return cast(Envelope, parse(step.in_model, data))  # every topic's model is an Envelope
         except RecordRejected as exc:
             rid = data.get("request_id") if isinstance(data, dict) else None
             await dead_letter(step.stage, step.source, event, exc.code, exc.reason, usable_id(rid))
             return None
 
-    async def admit(self, event: faust.EventT, question: BaseModel, deps: Deps) -> bool:
+    async def admit(self, event: faust.EventT, question: QuestionEvent, deps: Deps) -> bool:
         """A new request goes on; a reused id is dead-lettered; an answered one is skipped (never answered twice)."""
         stage = self.step.stage
         admitted = await _run_with_retry(_admit, question, deps, stage)
@@ -206,7 +208,7 @@ class StageAgent:
             log.info("stage=%s request_id=%s already has an outcome, skipped", stage, question.request_id)
         return admitted == "open"
 
-    async def run(self, event: faust.EventT, record: BaseModel, deps: Deps) -> BaseModel | None:
+    async def run(self, event: faust.EventT, record: Envelope, deps: Deps) -> Envelope | None:
         """The stage's output, or None once the input is dead-lettered (and a question answered as failed)."""
         step = self.step
         try:
@@ -222,7 +224,7 @@ class StageAgent:
                 await _answer_failure(record, step.stage, f"STAGE_ERROR at {step.stage}: {reason}", deps)
         return None
 
-    async def publish(self, event: faust.EventT, record: BaseModel, out: BaseModel, timing, deps: Deps) -> bool:
+    async def publish(self, event: faust.EventT, record: Envelope, out: Envelope, timing, deps: Deps) -> bool:
         """Send the output, its timing appended, if it keeps the sink's contract; False when it was not sent."""
         step = self.step
         try:
@@ -244,7 +246,7 @@ class StageAgent:
             await self.sink_topic.send(key=record.request_id.encode(), value=payload)
         return True
 
-    async def record(self, record: BaseModel, out: BaseModel, deps: Deps) -> None:
+    async def record(self, record: Envelope, out: Envelope, deps: Deps) -> None:
         """Count the output and record the request's new state."""
         step = self.step
         metrics.PROCESSED.labels(step.stage).inc()
@@ -256,7 +258,7 @@ class StageAgent:
             if state in TERMINAL:
                 metrics.OUTCOMES.labels(state).inc()
 
-    async def reject_output(self, event: faust.EventT, record: BaseModel, deps: Deps, code: str, reason: str) -> None:
+    async def reject_output(self, event: faust.EventT, record: Envelope, deps: Deps, code: str, reason: str) -> None:
         """The stage's output cannot be sent: dead-letter the input, and answer a question as failed."""
         step = self.step
         metrics.FAILED.labels(step.stage).inc()
@@ -276,7 +278,7 @@ def wire(step: Step) -> None:
     app.agent(kafka_topic(step.source), name=f"citestream.{step.stage}")(run_agent)
 
 
-async def _answer_failure(record: BaseModel, stage: str, reason: str, deps: Deps) -> None:
+async def _answer_failure(record: Envelope, stage: str, reason: str, deps: Deps) -> None:
     """Publish the failure refusal on `answers` and record the request as failed."""
     try:
         answer = await _run_with_retry(lambda r, d: _failure_answer(r, stage, reason, d), record, deps, stage)

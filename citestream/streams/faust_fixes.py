@@ -97,7 +97,8 @@ def apply() -> None:
             return None  # the record at the committed offset is not acknowledged yet
         return original_new_offset(self, tp)
 
-    ThreadDelegateConsumer._getmany = _getmany
-    Consumer.perform_seek = perform_seek
-    Consumer._add_gap = add_gap
-    Consumer._new_offset = new_offset
+    # Patching faust's consumer is this module's purpose (mypy refuses assignments to methods).
+    ThreadDelegateConsumer._getmany = _getmany  # type: ignore[method-assign]
+    Consumer.perform_seek = perform_seek  # type: ignore[method-assign]
+    Consumer._add_gap = add_gap  # type: ignore[method-assign]
+    Consumer._new_offset = new_offset  # type: ignore[method-assign]

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 
 from sqlalchemy import Engine, func, select
 
+from ..replay import replay
 from ..store import Ledger, RequestTracker
 from ..store.tables import audit_ledger, chunks, documents, index_versions
 
@@ -92,15 +93,15 @@ def ledger_status(engine: Engine, request_id: str) -> dict:
     with engine.connect() as conn:
         rows = conn.execute(select(*columns).where(audit_ledger.c.request_id == request_id)
                             .order_by(audit_ledger.c.id)).mappings().all()
-    replays = {r.row_id: r for r in ledger.replay(request_id)}
+    replays = {r.row_id: r for r in replay(ledger, request_id)}
     chain = ledger.verify()
     out_rows = []
     for row in rows:
-        replay = replays.get(row["id"])
+        replayed = replays.get(row["id"])
         out_rows.append({
             **{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()},
-            "replay": None if replay is None else {"ok": replay.ok, "rebuilt_sha256": replay.rebuilt_sha256,
-                                                   "reason": replay.reason},
+            "replay": None if replayed is None else {"ok": replayed.ok, "rebuilt_sha256": replayed.rebuilt_sha256,
+                                                     "reason": replayed.reason},
         })
     return {"rows": out_rows,
             "chain": {"ok": chain.ok, "rows": chain.rows, "first_broken_id": chain.first_broken_id,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ..models.retrieval import GroundingPack
 from ..models.verify import Claim
-from .judge import ClaimJudge
-from .verify import fail_closed
+from ..verification.judge import ClaimJudge
+from ..verification.verify import fail_closed
 
 LABELS = ("supported", "contradicted", "absent")
 
@@ -68,7 +68,7 @@ def run_eval(golden: str | Path, corpus: str | Path | None = None, scope: str = 
     from ..retrieval import grounding_pack
     from ..store import ChunkStore
     from ..deps import get_deps
-    from . import judge_from_settings
+    from ..verification import judge_from_settings
 
     rows = load_golden(golden)
     deps = get_deps()

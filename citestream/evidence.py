@@ -1,4 +1,7 @@
-"""Anchors and the evidence block (answer-assembly-contract R2.4, R2.5, P3.1)."""
+"""The evidence block's format (answer-assembly-contract R2.4, R2.5, P3.1): anchors, rendering, parsing.
+
+Shared by assembly (renders it), the model backends (parse it back) and ledger replay (re-renders it).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..models.assembly import SelectedEvidence
+from .models.assembly import SelectedEvidence
 
 _HEADER_START = re.compile(r"^\[\s*C\d+\s*\|")
 _HEADER_FIELDS = re.compile(
