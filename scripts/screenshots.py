@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.browser_support import chromium
+from tests.support.browser import chromium
 
 QUESTIONS = [  # newest answer first on the page: the last question's first citation is the one opened
     ("What is the boiling point of liquid nitrogen?", "MIXED"),

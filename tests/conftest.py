@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import uuid
-from contextlib import contextmanager
 
 import pytest
 
@@ -21,10 +20,11 @@ os.environ.setdefault("CITESTREAM_APP_ID", f"citestream-{os.environ['CITESTREAM_
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from citestream import infra  # noqa: E402
-from citestream.config import PROJECT_ROOT, get_settings  # noqa: E402
-from citestream.infra.worker import WorkerProcess  # noqa: E402 (several tests import it from here)
+from citestream.config import get_settings  # noqa: E402
+from citestream.infra.worker import WorkerProcess  # noqa: E402
 
-CORPUS = (PROJECT_ROOT.parent / "shared" / "corpus").resolve()
+from tests.support.common import CORPUS, migrate  # noqa: E402
+from tests.support.corpus import corpus_settings, prepare_corpus_database  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -56,19 +56,6 @@ def database(settings):
         infra.servers(settings)[0].ensure_database(infra.database_name(settings))
     migrate()
     return settings.owner_dsn  # with the embedded server's passfile: psycopg.connect works on it as it is
-
-
-def migrate(url: str | None = None) -> None:
-    """Alembic upgrade to head, on ``url`` or else on the configured database."""
-    from alembic import command
-    from alembic.config import Config
-
-    from citestream.store.db import sqlalchemy_url
-
-    config = Config(str(PROJECT_ROOT / "alembic.ini"))
-    if url is not None:
-        config.set_main_option("sqlalchemy.url", sqlalchemy_url(url))
-    command.upgrade(config, "head")
 
 
 @pytest.fixture()
@@ -106,8 +93,6 @@ def corpus_ingest(request):
     """When a selected test needs ``corpus``, its ingest (~5 min on 2 cores) starts with the session, niced, in
     the background: the other tests mostly wait on the broker and Postgres, so the two overlap."""
     from concurrent.futures import ThreadPoolExecutor
-
-    from .eval_support import corpus_settings, prepare_corpus_database
 
     if not CORPUS.is_dir() or not any("corpus" in item.fixturenames for item in request.session.items):
         yield None
@@ -179,10 +164,6 @@ def smoke_ingested(engine, embedder, smoke_dataset):
     return store
 
 
-def new_request_id(prefix: str = "t") -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:16]}"
-
-
 @pytest.fixture(scope="session")
 def worker(topics, database, smoke_ingested, tmp_path_factory):
     """One worker process for the session's end-to-end tests; it may ingest files under pytest's temporary folder."""
@@ -195,22 +176,4 @@ def worker(topics, database, smoke_ingested, tmp_path_factory):
         proc.stop()
 
 
-@contextmanager
-def own_topics_worker(settings, name: str, log_path, env: dict[str, str]):
-    """A ready worker on topics ``<prefix><name>.`` and a consumer group of its own, so it never takes work meant
-    for the session's worker; yields it and the settings that reach its topics."""
-    from citestream.topics import create_topics
-
-    prefix = f"{settings.topic_prefix}{name}."
-    create_topics(settings.bootstrap_servers, prefix)
-    worker = WorkerProcess(log_path, env={
-        "CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": f"citestream-{prefix.strip('.').replace('.', '-')}",
-        **env})
-    try:
-        worker.wait_ready()
-        yield worker, settings.model_copy(update={"topic_prefix": prefix})
-    finally:
-        worker.stop()
-
-
-from .web_support import web_stack  # noqa: E402,F401 (the web page's stack, one per session for tests/test_web*.py)
+from tests.support.web import web_stack  # noqa: E402,F401 (the web page's stack, one per session for tests/web/)

@@ -13,7 +13,7 @@ from citestream.models import FALLBACK_ALERT_MESSAGE, Fact, FactsRecord, Fallbac
 from citestream.streams.alerts import fallback_alert
 from citestream.topics import create_topics
 
-from .conftest import WorkerProcess, new_request_id
+from tests.support.common import WorkerProcess, new_request_id
 
 THRESHOLD = 0.15
 

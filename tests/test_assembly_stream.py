@@ -13,7 +13,7 @@ from citestream.cli import main as cli
 from citestream.client import ask_many, read_topic
 from citestream.models import QuestionEvent
 
-from .conftest import new_request_id
+from tests.support.common import new_request_id
 
 pytestmark = pytest.mark.e2e
 

@@ -18,7 +18,7 @@ from citestream.llm import OpenAIBackend
 from citestream.models import ComplianceRequest
 from citestream.models.compliance import BoundConstraint
 
-from .fixtures.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 
 FIXTURES = Path(__file__).parent / "fixtures" / "compliance"
 

@@ -19,8 +19,8 @@ from citestream.models import ComplianceRequest
 from citestream.models.compliance import BoundConstraint
 from citestream.topics import create_topics
 
-from .conftest import WorkerProcess, new_request_id
-from .fixtures.fake_openai import FakeOpenAI
+from tests.support.common import WorkerProcess, new_request_id
+from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
 

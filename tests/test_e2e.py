@@ -11,7 +11,7 @@ from citestream.client import ask_many, publish_and_collect, read_topic
 from citestream.models import QuestionEvent, REFUSAL_TEXT
 from citestream.store import ChunkStore, Ledger, RequestTracker
 
-from .conftest import new_request_id
+from tests.support.common import new_request_id
 
 pytestmark = pytest.mark.e2e
 

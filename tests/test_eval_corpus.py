@@ -18,8 +18,8 @@ from citestream.eval.run import run_inprocess, run_kafka
 from citestream.eval.sets import PERTURB_SET, load_set, set_name
 from citestream.deps import Deps
 
-from .conftest import CORPUS, WorkerProcess
-from .eval_support import corpus_env
+from tests.support.common import CORPUS, WorkerProcess
+from tests.support.corpus import corpus_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.corpus_eval,
               pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")]

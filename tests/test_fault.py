@@ -1,6 +1,6 @@
 """Fault suite: workers killed, restarted, Postgres restarted, broker late — every question still gets one answer.
 
-Runs on private embedded servers (reliability_support.private_stack), with
+Runs on private embedded servers (tests/support/reliability.py, private_stack), with
 workers as separate processes. `pytest -m faults`.
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 from citestream.infra.broker import EmbeddedBroker
 
-from .reliability_support import (
+from tests.support.reliability import (
     PrivateStack, ask_and_collect, end_offsets, free_port, make_questions, metric_value, private_stack,  # noqa: F401
     scrape_metrics,
 )

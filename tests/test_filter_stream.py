@@ -18,8 +18,8 @@ from citestream.client import ask_many, read_topic
 from citestream.llm import ExtractiveBackend
 from citestream.models import QuestionEvent
 
-from .conftest import new_request_id, own_topics_worker
-from .fixtures.fake_openai import FakeOpenAI, Reply
+from tests.support.common import new_request_id, own_topics_worker
+from tests.support.fake_openai import FakeOpenAI, Reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

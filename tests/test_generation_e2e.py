@@ -20,8 +20,8 @@ from citestream.models import QuestionEvent, REFUSAL_TEXT
 from citestream.replay import replay
 from citestream.store import Ledger
 
-from .conftest import new_request_id, own_topics_worker
-from .fixtures.fake_openai import FakeOpenAI, Reply
+from tests.support.common import new_request_id, own_topics_worker
+from tests.support.fake_openai import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.e2e
 

@@ -22,9 +22,9 @@ from citestream.client import publish_and_collect, read_topic
 from citestream.ingest.paths import OUTSIDE
 from citestream.models import ClaimVerifyRequest, IngestRequest, QuestionEvent
 
-from .conftest import new_request_id
-from .ingest_support import PageSpec, prose, write_guidance_pdf
-from .reliability_support import end_offsets, free_port, metric_value, scrape_metrics
+from tests.support.common import new_request_id
+from tests.support.ingest import PageSpec, prose, write_guidance_pdf
+from tests.support.reliability import end_offsets, free_port, metric_value, scrape_metrics
 
 pytestmark = pytest.mark.e2e
 

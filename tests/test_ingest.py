@@ -12,8 +12,8 @@ from citestream.ingest.runner import ingest_paths
 from citestream.models import IngestRequest
 from citestream.store import ChunkSearch, ChunkStore
 
-from .conftest import new_request_id
-from .ingest_support import (
+from tests.support.common import new_request_id
+from tests.support.ingest import (
     FailingEmbedder, PageSpec, prose, write_blank_pdf, write_corrupt_pdf, write_encrypted_pdf, write_guidance_pdf,
     write_image_only_pdf, write_zero_byte_pdf,
 )

@@ -9,8 +9,8 @@ from citestream.client import publish_and_collect
 from citestream.models import IngestRequest
 from citestream.store import ChunkStore
 
-from .conftest import new_request_id
-from .ingest_support import PageSpec, prose, write_corrupt_pdf, write_guidance_pdf
+from tests.support.common import new_request_id
+from tests.support.ingest import PageSpec, prose, write_corrupt_pdf, write_guidance_pdf
 
 pytestmark = pytest.mark.e2e
 

@@ -9,8 +9,8 @@ from citestream.ingest.pdf import page_texts
 from citestream.ingest.runner import ingest_paths
 from citestream.store import ChunkStore
 
-from .conftest import CORPUS
-from .ingest_support import page_overlap
+from tests.support.common import CORPUS
+from tests.support.ingest import page_overlap
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from citestream.ingest.layout import Block, extract_blocks
 from citestream.ingest.pdf import Fragment, RawPage, UnreadablePdf, read_pages
 from citestream.ingest.pipeline import from_pdf, plan_chunks
 
-from .ingest_support import (
+from tests.support.ingest import (
     RUNNING_HEADER, PageSpec, page_overlap, prose, write_blank_pdf, write_corrupt_pdf, write_encrypted_pdf,
     write_guidance_pdf, write_zero_byte_pdf,
 )

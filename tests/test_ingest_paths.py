@@ -19,7 +19,7 @@ from citestream.ingest import PathRefused, ingest_request
 from citestream.ingest.paths import OUTSIDE, read_capped, request_paths
 from citestream.models import IngestRequest
 
-from .ingest_support import PageSpec, prose, write_guidance_pdf
+from tests.support.ingest import PageSpec, prose, write_guidance_pdf
 
 CAP = 1024 * 1024
 

@@ -19,13 +19,12 @@ from citestream.config import PROJECT_ROOT
 from citestream.generation import generate
 from citestream.llm import ExtractiveBackend
 from citestream.replay import replay
-from citestream.models import PromptRecord
 from citestream.models.assembly import PromptBuildResult
-from citestream.prompt import TEMPLATE_VERSION, render_prompt, sha256_hex
+from citestream.prompt import TEMPLATE_VERSION
 from citestream.store import Ledger
 from citestream.store.db import make_engine
 
-from .test_validation import make_bundle
+from tests.support.bundles import prompt_record
 
 TRIGGER = "audit_ledger_no_update_delete"
 
@@ -41,17 +40,6 @@ def ledger_db(migrated_database):
 def cli(url: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "citestream", "ledger", *args], capture_output=True, text=True,
                           env={**os.environ, "CITESTREAM_DATABASE_URL": url}, cwd=PROJECT_ROOT, timeout=120)
-
-
-def prompt_record(request_id: str, question: str) -> PromptRecord:
-    bundle = make_bundle().model_copy(update={"request_id": request_id})
-    text = render_prompt(bundle.evidence_block_text, question)
-    return PromptRecord(
-        request_id=request_id, policy_version="qa-v1+R2_POLICY_V1", index_version="idx-test", question=question,
-        scope="MIXED", answer_bundle=bundle,
-        prompt=PromptBuildResult(build_status="OK", template_version=TEMPLATE_VERSION, prompt_text=text,
-                                 prompt_sha256=sha256_hex(text)),
-    )
 
 
 QUESTIONS = ["How much do DOACs reduce stroke risk in atrial fibrillation?",

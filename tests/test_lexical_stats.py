@@ -8,7 +8,7 @@ from sqlalchemy import text
 from citestream.ingest import from_text, ingest_document
 from citestream.store import ChunkSearch, ChunkStore, engine_for
 
-from .retrieval_support import DOCUMENTS, ingest_documents
+from tests.support.retrieval import DOCUMENTS, ingest_documents
 
 COUNTED = {
     "chunk_stats": "SELECT kind, authority, count(*), sum(length(tsv)) FROM chunks GROUP BY 1, 2",

@@ -16,7 +16,7 @@ from citestream.prompt import render_prompt
 from citestream.relevance import get_relevance_model
 from citestream.validation import validate
 
-from .test_validation import CHUNKS, make_bundle
+from tests.support.bundles import CHUNKS, make_bundle
 
 BUNDLE = make_bundle()
 

@@ -20,7 +20,7 @@ from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
 from citestream.prompt import render_prompt
 from citestream.validation import validate
 
-from .test_validation import make_bundle
+from tests.support.bundles import make_bundle
 
 BUNDLE = make_bundle()
 QUESTION = "What does lecanemab target?"

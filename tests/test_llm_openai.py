@@ -1,6 +1,6 @@
 """The `openai` backend and the R3 wrapper against a local server speaking the chat-completions API.
 
-The hosted LLM is the one thing faked: ``FakeOpenAI`` (tests/fixtures) replays
+The hosted LLM is the one thing faked: ``FakeOpenAI`` (tests/support/fake_openai.py) replays
 each test's scripted replies, answers with the refusal lock once the script runs
 out, and records every request it gets.
 """
@@ -20,7 +20,7 @@ from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
 from citestream.prompt import render_prompt
 from citestream.validation import validate
 
-from .fixtures.fake_openai import FakeOpenAI, Reply
+from tests.support.fake_openai import FakeOpenAI, Reply
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def fake(_fake_server):
 
 
 def _bundle_and_prompt(question: str = "How much do DOACs reduce stroke risk?"):
-    from .test_validation import make_bundle
+    from tests.support.bundles import make_bundle
 
     bundle = make_bundle()
     prompt = render_prompt(bundle.evidence_block_text, question)

@@ -8,7 +8,7 @@ from sqlalchemy import create_engine, inspect
 
 from citestream.store.db import sqlalchemy_url
 
-from .conftest import migrate
+from tests.support.common import migrate
 
 
 def test_migrations_apply_on_empty_database(empty_database):

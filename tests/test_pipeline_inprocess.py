@@ -4,7 +4,7 @@ from citestream.models import QuestionEvent, REFUSAL_TEXT
 from citestream.pipeline import answer_inprocess
 from citestream.deps import Deps
 
-from .conftest import new_request_id
+from tests.support.common import new_request_id
 
 
 def test_inprocess_answer_and_refusal(settings, smoke_ingested):

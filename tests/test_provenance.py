@@ -17,7 +17,7 @@ from citestream.store import Ledger
 from citestream.store.db import make_engine
 from citestream.store.provenance import ProvenanceStore
 
-from .test_ledger_cli import prompt_record
+from tests.support.bundles import prompt_record
 
 
 @pytest.fixture()

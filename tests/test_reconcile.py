@@ -13,7 +13,7 @@ from citestream.config import Settings
 from citestream.reconcile import OpenQuestion, Reconciler, run
 from citestream.store import RequestTracker
 
-from .reliability_support import make_questions, publish
+from tests.support.reliability import make_questions, publish
 
 
 def _settings(base: Settings, **overrides) -> Settings:

@@ -18,8 +18,8 @@ from citestream.retrieval.gate import pdf_name_matches
 from citestream.store import ChunkSearch, engine_for
 from citestream.store.search import Ranked
 
-from .conftest import new_request_id
-from .retrieval_support import DOCUMENTS, ingest_documents
+from tests.support.common import new_request_id
+from tests.support.retrieval import DOCUMENTS, ingest_documents
 
 POLICY = Policy()
 

@@ -18,7 +18,7 @@ from citestream import infra, metrics
 from citestream.config import Settings
 from citestream.llm import LLMError, OpenAIBackend
 
-from .reliability_support import free_port
+from tests.support.reliability import free_port
 
 
 def _mode(path) -> int:

@@ -17,7 +17,7 @@ from citestream.models.verify import Claim, ClaimVerdict, EvidenceRef
 from citestream.verification import LLMJudge, OfflineJudge, fail_closed, verify_claims
 from citestream.verification.numbers import check_numbers
 
-from .fixtures.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 
 DATA = smoke_dataset()
 PACK = GroundingPack(chunks=[

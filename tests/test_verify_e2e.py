@@ -17,7 +17,7 @@ from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument
 from citestream.models.verify import Claim
 from citestream.store import ChunkStore
 
-from .conftest import new_request_id
+from tests.support.common import new_request_id
 
 pytestmark = pytest.mark.e2e
 

@@ -16,8 +16,8 @@ from citestream.store import ChunkSearch, engine_for
 from citestream.verification import RelevanceJudge, pack_finder
 from citestream.eval.claims import load_golden, score_claims
 
-from .conftest import CORPUS
-from .eval_support import corpus_env
+from tests.support.common import CORPUS
+from tests.support.corpus import corpus_env
 
 GOLDEN = Path(__file__).parent / "golden"
 # The test split is not run here: it is reported once per kept change (`citestream verify-eval`, docs/relevance.md).

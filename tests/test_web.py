@@ -13,7 +13,7 @@ from citestream.models import DeadLetter
 from citestream.web.uploads import safe_stem
 from citestream.web.views import deadletter_view, printable, record_summary
 
-from .web_support import UPLOAD_MAX_MB, ingest_pdfs, publish_raw, write_pdf
+from tests.support.web import UPLOAD_MAX_MB, ingest_pdfs, publish_raw, write_pdf
 
 
 # --- pure helpers ---------------------------------------------------------------------------------
@@ -156,8 +156,8 @@ def test_events_stream_starts_with_a_snapshot_and_carries_answers(http, web_stac
 @pytest.mark.e2e
 def test_without_a_broker_the_page_still_serves_and_stops_on_a_signal(tmp_path):
     """The page waits for the broker in the background: it serves, refuses writes with 503, and exits on SIGTERM."""
-    from .browser_support import WebProcess
-    from .reliability_support import free_port
+    from tests.support.browser import WebProcess
+    from tests.support.reliability import free_port
 
     nothing_there = free_port(29990)
     web = WebProcess(tmp_path / "web.log", free_port(28280),

@@ -1,5 +1,5 @@
 """The web page in a real browser: Debian's headless Chromium driven by Playwright, against a real worker and
-a real `citestream web` process on the session's broker and Postgres (tests/web_support.py).
+a real `citestream web` process on the session's broker and Postgres (tests/support/web.py).
 
 Screenshots of each view go to $CITESTREAM_SCREENSHOTS (docs/screenshots for the README) or a temporary folder.
 """
@@ -15,9 +15,9 @@ import pytest
 
 from citestream.models import FallbackRateAlert, QuestionEvent
 
-from .browser_support import chromium, chromium_missing
-from .conftest import new_request_id
-from .web_support import ask_via_kafka, publish_raw, write_pdf
+from tests.support.browser import chromium, chromium_missing
+from tests.support.common import new_request_id
+from tests.support.web import ask_via_kafka, publish_raw, write_pdf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser,
               pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")]

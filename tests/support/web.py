@@ -18,8 +18,9 @@ import pytest
 from citestream import infra
 from citestream.config import Settings
 
-from .browser_support import WebProcess
-from .reliability_support import free_port
+from tests.support.browser import WebProcess
+from tests.support.common import migrate, own_topics_worker
+from tests.support.reliability import free_port
 
 UPLOAD_MAX_MB = 1
 
@@ -84,8 +85,6 @@ def publish_raw(settings: Settings, topic: str, key: bytes | None, value: bytes)
 @pytest.fixture(scope="session")
 def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_factory):
     from citestream.demo_pdfs import main as write_demo_pdfs
-
-    from .conftest import migrate, own_topics_worker
 
     name = f"t_web_{uuid.uuid4().hex[:8]}"
     pg = infra.servers(settings)[0]

@@ -26,7 +26,7 @@ from citestream.infra.broker import EmbeddedBroker
 from citestream.infra.postgres import EmbeddedPostgres
 from citestream.models import QuestionEvent
 
-from .conftest import WorkerProcess, new_request_id
+from tests.support.common import WorkerProcess, new_request_id
 
 WORKER_START_S = 600  # a worker loads its model in ~15 s alone, minutes on a busy 2-core machine
 

@@ -1,0 +1,51 @@
+"""Helpers most suites use: request ids, the corpus folder, migrations, and workers on the session's servers."""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+from citestream.config import PROJECT_ROOT
+from citestream.infra.worker import WorkerProcess
+
+__all__ = ["CORPUS", "GOLDEN", "TESTS", "WorkerProcess", "migrate", "new_request_id", "own_topics_worker"]
+
+CORPUS = (PROJECT_ROOT.parent / "shared" / "corpus").resolve()
+TESTS = Path(__file__).resolve().parent.parent  # tests/
+GOLDEN = TESTS / "golden"
+
+
+def new_request_id(prefix: str = "t") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:16]}"
+
+
+def migrate(url: str | None = None) -> None:
+    """Alembic upgrade to head, on ``url`` or else on the configured database."""
+    from alembic import command
+    from alembic.config import Config
+
+    from citestream.store.db import sqlalchemy_url
+
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", sqlalchemy_url(url))
+    command.upgrade(config, "head")
+
+
+@contextmanager
+def own_topics_worker(settings, name: str, log_path, env: dict[str, str]):
+    """A ready worker on topics ``<prefix><name>.`` and a consumer group of its own, so it never takes work meant
+    for the session's worker; yields it and the settings that reach its topics."""
+    from citestream.topics import create_topics
+
+    prefix = f"{settings.topic_prefix}{name}."
+    create_topics(settings.bootstrap_servers, prefix)
+    worker = WorkerProcess(log_path, env={
+        "CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": f"citestream-{prefix.strip('.').replace('.', '-')}",
+        **env})
+    try:
+        worker.wait_ready()
+        yield worker, settings.model_copy(update={"topic_prefix": prefix})
+    finally:
+        worker.stop()
