@@ -24,7 +24,7 @@ from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.e2e
 
-FIXTURES = Path(__file__).parent / "fixtures" / "compliance"
+FIXTURES = Path(__file__).parent / "fixtures"  # tests/compliance/fixtures
 VALID = json.loads((FIXTURES / "contract_valid_example.json").read_text())
 FOLLOWUP = json.loads((FIXTURES / "followup_vs_reopening.json").read_text())
 

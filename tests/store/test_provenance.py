@@ -1,6 +1,6 @@
 """Provenance in process: a generation passes only if the assemble stage recorded its evidence and the ledger its reply.
 
-The stream test (a forged record on qa.generations is dead-lettered) is in tests/test_hostile.py.
+The stream test (a forged record on qa.generations is dead-lettered) is in tests/streams/test_hostile.py.
 """
 
 from __future__ import annotations

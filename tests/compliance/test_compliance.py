@@ -20,7 +20,7 @@ from citestream.models.compliance import BoundConstraint
 
 from tests.support.fake_openai import FakeOpenAI
 
-FIXTURES = Path(__file__).parent / "fixtures" / "compliance"
+FIXTURES = Path(__file__).parent / "fixtures"  # tests/compliance/fixtures
 
 
 def _example(name: str) -> tuple[dict, list[BoundConstraint]]:

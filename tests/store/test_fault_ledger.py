@@ -1,6 +1,6 @@
 """The application role cannot rewrite the audit ledger: the database refuses it, not just the code.
 
-The append-only triggers reject UPDATE/DELETE/TRUNCATE for every role (tests/test_migrations.py);
+The append-only triggers reject UPDATE/DELETE/TRUNCATE for every role (tests/store/test_migrations.py);
 here the worker's own role ``citestream_app`` (migration 0004) lacks the privileges in the first place,
 while it can still append — and ``citestream ledger verify`` stays happy with what it appended.
 """

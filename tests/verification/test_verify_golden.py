@@ -7,7 +7,6 @@ on). Each must be fail closed: no contradicted or absent claim passes. How many 
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,10 +15,9 @@ from citestream.store import ChunkSearch, engine_for
 from citestream.verification import RelevanceJudge, pack_finder
 from citestream.eval.claims import load_golden, score_claims
 
-from tests.support.common import CORPUS
+from tests.support.common import CORPUS, GOLDEN
 from tests.support.corpus import corpus_env
 
-GOLDEN = Path(__file__).parent / "golden"
 # The test split is not run here: it is reported once per kept change (`citestream verify-eval`, docs/relevance.md).
 SETS = {name: load_golden(GOLDEN / f"{name}.jsonl") for name in ("claims_corpus", "claims_v2_dev")}
 

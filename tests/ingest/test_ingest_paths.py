@@ -1,6 +1,6 @@
 """Ingest paths: only regular files inside the roots, within the size cap, and no oracle for files outside.
 
-In process (``ingest.paths`` and ``ingest_request``); tests/test_hostile.py sends the same probes through the
+In process (``ingest.paths`` and ``ingest_request``); tests/streams/test_hostile.py sends the same probes through the
 broker to a worker.
 """
 

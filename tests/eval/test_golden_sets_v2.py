@@ -10,14 +10,13 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
+from citestream.config import PROJECT_ROOT
 from citestream.eval.corpus import CORPUS_DIR, corpus_pdfs, page_texts
 from citestream.eval.sets import GOLDEN_DIR, UNANSWERABLE_CATEGORIES, contains_phrase, load_set, phrase_key, word_key
 
-ROOT = Path(__file__).resolve().parent.parent
 QA_DEV, QA_TEST = GOLDEN_DIR / "qa_v2_dev.jsonl", GOLDEN_DIR / "qa_v2_test.jsonl"
 CLAIMS_DEV, CLAIMS_TEST = GOLDEN_DIR / "claims_v2_dev.jsonl", GOLDEN_DIR / "claims_v2_test.jsonl"
 
@@ -205,7 +204,7 @@ def test_split_is_reproducible(name, dev, test, tmp_path):
     """Splitting dev + test again (in either order) gives back both committed files byte for byte."""
     for inputs in ((dev, test), (test, dev)):
         out = tmp_path / inputs[0].stem
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "split_eval_set.py"), *map(str, inputs),
+        subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "split_eval_set.py"), *map(str, inputs),
                         "--name", name, "--out", str(out)], check=True, capture_output=True)
         assert (out / dev.name).read_bytes() == dev.read_bytes()
         assert (out / test.name).read_bytes() == test.read_bytes()
