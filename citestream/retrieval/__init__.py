@@ -2,7 +2,7 @@
 fallback with its gate, query expansion, authority scope; the GroundingPack builder for the verify agent.
 
 One module per job: ``expansion`` (the rule table), ``candidates`` (lists from Postgres, fused), ``fusion``
-(RRF, MMR), ``gate`` (floor, fallback gate), ``selection`` (floor → MMR → fallback), ``phase_a`` (the
+(RRF, MMR), ``gate`` (floor, fallback gate), ``acceptance`` (floor → MMR → fallback), ``facts`` (the
 FactsRecord), ``grounding`` (the GroundingPack), ``debug_text`` (the FACTS: text contract).
 """
 
@@ -10,7 +10,7 @@ from .debug_text import format_facts
 from .expansion import EXPANSION_RULES, ExpansionRule, expand_query
 from .gate import pdf_name_matches
 from .grounding import clamp_top_k, grounding_pack
-from .phase_a import retrieve, search_chunks
+from .facts import retrieve, search_chunks
 
 __all__ = ["EXPANSION_RULES", "ExpansionRule", "clamp_top_k", "expand_query", "format_facts", "grounding_pack",
            "pdf_name_matches", "retrieve", "search_chunks"]

@@ -13,7 +13,7 @@ from ..models.retrieval import Citation, GroundingChunk, GroundingPack, Groundin
 from ..policy import Policy
 from ..store import ChunkSearch
 from ..store.search import SCOPE_AUTHORITIES
-from .phase_a import search_chunks
+from .facts import search_chunks
 
 MIN_TOP_K, MAX_TOP_K = 1, 100
 

@@ -20,12 +20,12 @@ from ..store.search import Scope
 from .candidates import gather
 from .expansion import expand_query
 from .lexicon import corpus_lexicon
-from .selection import Selection, rerank_pool, select
+from .acceptance import Accepted, accept_chunks, rerank_pool
 
 
 def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder: Embedder, rp: RetrievalPolicy,
                   relevance: RelevanceModel | None = None,
-                  relp: RelevancePolicy | None = None) -> tuple[Selection, RetrievalTrace]:
+                  relp: RelevancePolicy | None = None) -> tuple[Accepted, RetrievalTrace]:
     """The one retrieval path shared by the retrieve agent and the GroundingPack builder."""
     variants = expand_query(query, lexicon=corpus_lexicon(index) if rp.corpus_variant else None)
     candidates = gather(variants, embedder.embed(variants), scope, index, rp, k)
@@ -35,7 +35,7 @@ def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder
         pool = rerank_pool(candidates, rp, (relp or RelevancePolicy()).rerank_pool)
         scores = {h.chunk_id: float(s) for h, s in zip(pool, relevance.score(query, [h.text for h in pool]))}
         stages.append("rerank")
-    selection = select(candidates, query, k, rp, scores)
+    selection = accept_chunks(candidates, query, k, rp, scores)
     stages += ["mmr"] if rp.use_mmr else []
     update = {"stages": stages, "rerank_k": len(scores) if scores is not None else None}
     return selection, candidates.trace.model_copy(update=update)

@@ -14,15 +14,15 @@ from .gate import fallback_accepts
 
 
 @dataclass(frozen=True)
-class Selection:
+class Accepted:
     hits: list[ChunkHit]      # most relevant first (the model's order when it scored them, else cosine), ties by id
     fallback_used: bool
     mmr_applied: bool
     relevance: dict[str, float] = field(default_factory=dict)  # the model's score of every candidate it scored
 
 
-def select(candidates: Candidates, query: str, k: int, rp: RetrievalPolicy,
-           relevance: dict[str, float] | None = None) -> Selection:
+def accept_chunks(candidates: Candidates, query: str, k: int, rp: RetrievalPolicy,
+                  relevance: dict[str, float] | None = None) -> Accepted:
     """Chunks at ``min_similarity`` or better; only if none pass, the fallback floor behind its acceptance gate.
 
     With ``relevance`` (the model's score per candidate), MMR's relevance term is the model's score and the
@@ -36,7 +36,7 @@ def select(candidates: Candidates, query: str, k: int, rp: RetrievalPolicy,
         fallback_used = bool(chosen)
     key = (lambda h: (-relevance.get(h.chunk_id, 0.0), -h.score, h.chunk_id)) if relevance else \
         (lambda h: (-h.score, h.chunk_id))
-    return Selection(sorted(chosen, key=key), fallback_used, rp.use_mmr, dict(relevance or {}))
+    return Accepted(sorted(chosen, key=key), fallback_used, rp.use_mmr, dict(relevance or {}))
 
 
 def _embedding(hit: ChunkHit) -> np.ndarray:
