@@ -45,9 +45,11 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = 64
-    policy_version: str = "qa-v2+R2_POLICY_V1"
+    policy_version: str = "qa-v2.1+R2_POLICY_V1"
     reranker_model: str = Field(
         "", description="Relevance model: a folder or hub name of a cross-encoder; empty = the one shipped")
+    relevance_embedding_weight: float = Field(
+        0.5, ge=0, le=1, description="Share of the embedding cosine in the relevance score (0: cross-encoder only)")
     relevance_backstop: float | None = Field(None, description="Override the policy's relevance backstop")
     relevance_fact_floor: float | None = Field(None, description="Override the policy's Phase B relevance floor")
     relevance_answer_threshold: float | None = Field(

@@ -97,7 +97,7 @@ class Deps:
     def relevance(self):
         from .relevance import get_relevance_model
 
-        return get_relevance_model(self.settings.reranker_model)
+        return get_relevance_model(self.settings.reranker_model, self.settings.relevance_embedding_weight)
 
     @cached_property
     def llm(self):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .core.injection import is_injection
+
 _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
 # A sentence ends at . ! ? or ; (or a closing quote after them) before a capital or a digit; a footnote mark
 # glued to the full stop ("holder.29 Applicants", "writing.”30 Such") stays with the sentence it ends.
@@ -88,6 +90,16 @@ def sentence_units(text: str) -> list[str]:
     units = (_TRAILING_MARKER.sub("", _LEADING_MARKS.sub("", clause)) for p in pieces if p.strip()
              for clause in _clauses(p))
     return [u for u in units if u and not _ONLY_MARKER.match(u)]
+
+
+MIN_UNIT_WORDS = 5
+
+
+def quotable(unit: str) -> bool:
+    """A unit that can stand as an answer sentence: 5 to ``MAX_UNIT_WORDS`` words, and not an instruction aimed
+    at a model (a prompt injection inside a document)."""
+    n = len(words(unit))
+    return MIN_UNIT_WORDS <= n <= MAX_UNIT_WORDS and not is_injection(unit)
 
 
 def _clauses(piece: str) -> list[str]:

@@ -25,12 +25,10 @@ from ..evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..policy import RelevancePolicy
-from ..text import MAX_UNIT_WORDS, sentence_units, words
-from ..core.injection import is_injection
+from ..text import quotable, sentence_units
 from .base import LLMReply
 
 LIST_ITEMS = 6
-MIN_WORDS = 5
 
 
 def parse_prompt(prompt_text: str) -> tuple[list[EvidenceBlock], str]:
@@ -48,11 +46,6 @@ class Candidate:
     position: int
     sentence: str
     block: EvidenceBlock
-
-
-def quotable(unit: str) -> bool:
-    n = len(words(unit))
-    return MIN_WORDS <= n <= MAX_UNIT_WORDS and not is_injection(unit)
 
 
 _ANAPHORS = frozenset("it its this these they their such those".split())
@@ -98,7 +91,8 @@ class ExtractiveBackend:
             from ..config import get_settings
             from ..relevance import get_relevance_model
 
-            self._relevance = get_relevance_model(get_settings().reranker_model)
+            settings = get_settings()
+            self._relevance = get_relevance_model(settings.reranker_model, settings.relevance_embedding_weight)
         return self._relevance
 
     def complete(self, prompt_text: str) -> LLMReply:

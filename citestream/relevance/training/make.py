@@ -88,7 +88,7 @@ def cmd_thresholds(args) -> int:
     meta_path = Path(args.model) / METADATA_FILE
     meta = json.loads(meta_path.read_text())
     meta["thresholds"] = {"backstop": args.backstop, "answer_threshold": args.answer_threshold,
-                          "chosen_on": args.chosen_on}
+                          "embedding_weight": args.embedding_weight, "chosen_on": args.chosen_on}
     meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     print(json.dumps(meta["thresholds"]))
     return 0
@@ -113,6 +113,8 @@ def add_parser(sub) -> None:
     h.add_argument("--model", default=str(SHIPPED_DIR))
     h.add_argument("--backstop", type=float, required=True)
     h.add_argument("--answer-threshold", type=float, required=True)
+    h.add_argument("--embedding-weight", type=float, required=True,
+                   help="CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT the thresholds were chosen with")
     h.add_argument("--chosen-on", default="qa_v2_dev")
     h.set_defaults(fn=cmd_thresholds)
 

@@ -1,0 +1,104 @@
+"""How well each relevance scorer ranks on the dev split: the answering passage and sentence first, and
+answerable questions above unanswerable ones (docs/relevance.md, "Which scorer").
+
+For every dev question: the rerank pool of Phase A (the policy's ``rerank_pool`` best fused candidates) with each
+quotable sentence of each passage. A passage is *good* when it is on an expected page and holds an expected phrase;
+a sentence likewise. Scorers: the cross-encoder alone, the embedding cosine alone, and their blend at each weight.
+Printed per scorer: good passage at rank 1 and within 6 (the prompt's chunks) when passages are ranked whole and
+when ranked by their best sentence; good sentence at rank 1 over the pool; ROC AUC of the best sentence score,
+answerable vs unanswerable. Refuses a held-out test split.
+
+Run: ``CITESTREAM_DATABASE_URL=... python scripts/relevance_ranking.py [--set tests/golden/qa_v2_dev.jsonl]``
+(a database holding the corpus, e.g. make eval's ``citestream_eval``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from citestream.deps import get_deps
+from citestream.eval.sets import DEV_SET, blind, contains_phrase, load_set, set_name
+from citestream.relevance import RelevanceModel, asked_scope
+from citestream.relevance.training.train import auc
+from citestream.retrieval.acceptance import rerank_pool
+from citestream.retrieval.candidates import gather
+from citestream.retrieval.expansion import expand_query
+from citestream.retrieval.lexicon import corpus_lexicon
+from citestream.text import quotable, sentence_units
+
+WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--set", default=str(DEV_SET))
+    args = parser.parse_args()
+    if blind(set_name(args.set)):
+        print("refusing a held-out test split", file=sys.stderr)
+        return 2
+    deps = get_deps()
+    cross = RelevanceModel(deps.settings.reranker_model, embedding_weight=0.0)
+    rp, size = deps.policy.retrieval, deps.policy.relevance.rerank_pool
+    rows = []
+    for item in load_set(Path(args.set)):
+        asked = asked_scope(item.question, item.scope, deps.search.authorities())
+        if asked.refusal:
+            continue
+        scope = asked.authorities if asked.authorities is not None else item.scope
+        variants = expand_query(item.question, lexicon=corpus_lexicon(deps.search))
+        pool = rerank_pool(gather(variants, deps.embedder.embed(variants), scope, deps.search, rp, rp.top_k), rp, size)
+        expected = item.expected_pages
+        passages = []
+        for hit in pool:
+            units = [u for u in sentence_units(hit.text) if quotable(u)] or [hit.text]
+            on_page = (hit.pdf, hit.page) in expected
+            passages.append({
+                "good": on_page and bool(contains_phrase(hit.text, item.must_contain_any)),
+                "good_units": np.array([on_page and bool(contains_phrase(u, item.must_contain_any)) for u in units]),
+                "ce": cross.score(item.question, [hit.text])[0], "ce_units": cross.score(item.question, units),
+                "cos": _cosine(deps.embedder, item.question, [hit.text])[0],
+                "cos_units": _cosine(deps.embedder, item.question, units),
+            })
+        rows.append((item.answerable, passages))
+    answerable = [p for a, p in rows if a]
+    print(f"{args.set}: {len(answerable)} answerable questions scored, "
+          f"{sum(any(x['good'] for x in p) for p in answerable)} with a good passage in the pool of {size}; "
+          f"{len(rows) - len(answerable)} unanswerable")
+    print(f"{'cosine weight':>14} {'whole @1':>9} {'whole @6':>9} {'best-sentence @1':>17} {'@6':>4} "
+          f"{'sentence @1':>12} {'AUC':>6}")
+    for w in WEIGHTS:
+        whole = lambda x, w=w: (1 - w) * x["ce"] + w * x["cos"]  # noqa: E731
+        units = lambda x, w=w: (1 - w) * x["ce_units"] + w * x["cos_units"]  # noqa: E731
+        by_whole = [_good_within(p, whole) for p in answerable]
+        by_best = [_good_within(p, lambda x, f=units: f(x).max()) for p in answerable]
+        sentence_first = sum(_best_sentence_good(p, units) for p in answerable)
+        best = [max((units(x).max() for x in p), default=0.0) for _, p in rows]
+        area = auc([int(a) for a, _ in rows], best)
+        print(f"{w:>14.1f} {sum(r <= 1 for r in by_whole):>9} {sum(r <= 6 for r in by_whole):>9} "
+              f"{sum(r <= 1 for r in by_best):>17} {sum(r <= 6 for r in by_best):>4} {sentence_first:>12} "
+              f"{area or 0:>6.3f}")
+    return 0
+
+
+def _cosine(embedder, question: str, texts: list[str]) -> np.ndarray:
+    vectors = embedder.embed([question, *texts]).astype(np.float64)
+    return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+
+
+def _good_within(passages: list[dict], key) -> int:
+    """Rank (1-based) of the first good passage under ``key``; a large number when none is good."""
+    ranked = sorted(passages, key=lambda x: -key(x))
+    return next((i for i, x in enumerate(ranked, start=1) if x["good"]), 10**6)
+
+
+def _best_sentence_good(passages: list[dict], units) -> bool:
+    scored = [(s, g) for x in passages for s, g in zip(units(x), x["good_units"])]
+    return bool(scored) and bool(max(scored, key=lambda sg: sg[0])[1])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
