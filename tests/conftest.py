@@ -174,6 +174,3 @@ def worker(topics, database, smoke_ingested, tmp_path_factory):
         yield proc
     finally:
         proc.stop()
-
-
-from tests.support.web import web_stack  # noqa: E402,F401 (the web page's stack, one per session for tests/web/)

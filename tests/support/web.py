@@ -82,7 +82,7 @@ def publish_raw(settings: Settings, topic: str, key: bytes | None, value: bytes)
     in_thread(send)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_factory):
     from citestream.demo_pdfs import main as write_demo_pdfs
 

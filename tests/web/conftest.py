@@ -1,0 +1,4 @@
+"""The web page's stack (a worker on its own topics, a database, `citestream web`), one for this package: stopped
+when its tests are done, so its idle processes do not share the CPU with the corpus suites that run last."""
+
+from tests.support.web import web_stack  # noqa: F401
