@@ -50,6 +50,9 @@ class Settings(BaseSettings):
         "", description="Relevance model: a folder or hub name of a cross-encoder; empty = the one shipped")
     relevance_embedding_weight: float = Field(
         0.5, ge=0, le=1, description="Share of the embedding cosine in the relevance score (0: cross-encoder only)")
+    relevance_cross_k: int = Field(
+        24, ge=0, description="Texts per scoring call read by the cross-encoder, the cosine's best first; "
+                             "the rest score their cosine share (0 = every text)")
     relevance_backstop: float | None = Field(None, description="Override the policy's relevance backstop")
     relevance_fact_floor: float | None = Field(None, description="Override the policy's Phase B relevance floor")
     relevance_answer_threshold: float | None = Field(

@@ -95,9 +95,9 @@ class Deps:
 
     @cached_property
     def relevance(self):
-        from .relevance import get_relevance_model
+        from .relevance import relevance_model_for
 
-        return get_relevance_model(self.settings.reranker_model, self.settings.relevance_embedding_weight)
+        return relevance_model_for(self.settings)
 
     @cached_property
     def llm(self):

@@ -77,10 +77,11 @@ def migrated_database(empty_database):
 
 @pytest.fixture(scope="session")
 def relevance():
-    """The relevance model the package ships (the real one, never a stand-in)."""
-    from citestream.relevance import get_relevance_model
+    """The relevance model the package ships (the real one, never a stand-in), configured as the product runs it."""
+    from citestream.config import get_settings
+    from citestream.relevance import relevance_model_for
 
-    return get_relevance_model("")
+    return relevance_model_for(get_settings())
 
 
 def pytest_collection_modifyitems(items):

@@ -89,10 +89,9 @@ class ExtractiveBackend:
     def relevance(self):
         if self._relevance is None:  # loaded on first use: constructing the backend stays cheap
             from ..config import get_settings
-            from ..relevance import get_relevance_model
+            from ..relevance import relevance_model_for
 
-            settings = get_settings()
-            self._relevance = get_relevance_model(settings.reranker_model, settings.relevance_embedding_weight)
+            self._relevance = relevance_model_for(get_settings())
         return self._relevance
 
     def complete(self, prompt_text: str) -> LLMReply:

@@ -90,3 +90,33 @@ def test_a_passage_scores_as_its_best_quotable_sentence(relevance):
     assert score == max(relevance.score(QUESTION, units))
     short = "Filing: 60 days."  # no unit of five words or more: the passage is scored whole
     assert relevance.score_passages(QUESTION, [short])[0] == relevance.score(QUESTION, [short])[0]
+
+
+def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest(embedder):
+    """cross_k bounds the pairs the cross-encoder reads per call (CITESTREAM_RELEVANCE_CROSS_K): the cosine's best
+    k get the whole blend, the others their cosine share alone."""
+    texts = [ANSWER, "The NDA must include the proposed labeling for the drug.", "Fees are paid in advance.",
+             "The boiling point of liquid nitrogen is minus 196 degrees Celsius."]
+    every, bounded = RelevanceModel("", cross_k=0), RelevanceModel("", cross_k=2)
+    vectors = embedder.embed([QUESTION, *texts]).astype(np.float64)
+    cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
+    top = set(np.argsort(-cosine)[:2])
+    full, scores = every.score(QUESTION, texts), bounded.score(QUESTION, texts)
+    for i in range(len(texts)):
+        expected = full[i] if i in top else bounded.embedding_weight * cosine[i]
+        assert abs(scores[i] - expected) < 1e-5, i
+    assert RelevanceModel("", embedding_weight=0.0, cross_k=2).cross_k == 0  # no cosine to choose by: read all
+
+
+def test_a_text_is_embedded_once_whatever_the_question(monkeypatch):
+    """The blend's text vectors do not depend on the question: a stream over one corpus pays for each sentence once."""
+    model = RelevanceModel("")
+    embedded: list[str] = []
+    real = model._embedder.embed
+    monkeypatch.setattr(model._embedder, "embed", lambda texts, **kw: embedded.extend(texts) or real(texts, **kw))
+    texts = [ANSWER, "The NDA must include the proposed labeling for the drug."]
+    first = model.score(QUESTION, texts)
+    model.score("Who pays the application fee?", texts)
+    assert sorted(embedded) == sorted([QUESTION, "Who pays the application fee?", *texts])
+    model.clear_cache()
+    assert np.allclose(model.score(QUESTION, texts), first, atol=1e-6)
