@@ -76,6 +76,10 @@ class Settings(BaseSettings):
 
     # Worker
     broker_session_timeout_s: float = 6.0
+    broker_idle_fetch_ms: int = Field(
+        100, ge=0, description="An empty fetch answered sooner waits out this long before the next one (a broker "
+                               "that answers at once, like the embedded one, would otherwise make an idle worker "
+                               "spin); 0 = no wait")
     stage_retry_max_s: float = 30.0
     web_port: int = Field(0, description="faust web/metrics port; 0 disables the web server")
     metrics_host: str = Field("127.0.0.1", description="Address /metrics and the faust web server bind to")

@@ -17,7 +17,7 @@ import faust
 from pydantic import ValidationError
 from sqlalchemy.exc import OperationalError
 
-from .. import metrics
+from .. import idle_fetch, metrics
 from ..config import get_settings
 from ..core.errors import RecordRejected
 from ..deps import Deps, get_deps
@@ -35,6 +35,7 @@ from .intake import check_size, contract_errors, dead_letter_record, decode_json
 log = logging.getLogger("citestream.streams")
 settings = get_settings()
 faust_fixes.apply()
+idle_fetch.apply(settings.broker_idle_fetch_ms / 1000)
 
 app = faust.App(
     settings.app_id,

@@ -27,6 +27,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .. import idle_fetch
 from ..config import Settings, get_settings
 from ..models import IngestRequest, QuestionEvent
 from ..models.common import RequestId
@@ -80,6 +81,7 @@ async def _publish(bridge: Bridge, topic: str, record) -> JSONResponse | None:
 def create_app(settings: Settings | None = None, web: WebSettings | None = None) -> Starlette:
     settings = settings or get_settings()
     web = web or get_web_settings()
+    idle_fetch.apply(settings.broker_idle_fetch_ms / 1000)  # the bridge's consumers wait on idle topics all day
     bridge = Bridge(settings, web)
     engine = engine_for(settings.app_dsn)
     page_cache = settings.state_dir / "web" / "pages"
