@@ -39,6 +39,12 @@ def questions(n: int) -> list[str]:
     return [f"{QUESTIONS[i % len(QUESTIONS)]}" for i in range(n)]
 
 
+def unique_questions(n: int) -> list[str]:
+    """``n`` texts no two alike (the list, then numbered): a repeated question would be answered from the
+    relevance model's score cache, and the model would look free."""
+    return [f"{q} ({i})" for i, q in enumerate(questions(n))]
+
+
 def ensure_corpus(min_docs: int = 19) -> None:
     """Ingest ../shared/corpus into the bench database unless it is already there (unchanged files are skipped)."""
     from citestream.cli import main
@@ -63,6 +69,7 @@ def percentile(values: list[float], q: float) -> float:
 class Worker(WorkerProcess):
     """A worker for the duration of a benchmark, ready once constructed; a generous start deadline for a loaded box."""
 
-    def __init__(self, log: Path, timeout_s: float = float(os.environ.get("BENCH_WORKER_START_S", "600"))):
-        super().__init__(log, start_s=timeout_s)
+    def __init__(self, log: Path, env: dict[str, str] | None = None,
+                 timeout_s: float = float(os.environ.get("BENCH_WORKER_START_S", "600"))):
+        super().__init__(log, env=env, start_s=timeout_s)
         self.wait_ready()

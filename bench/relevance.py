@@ -19,7 +19,7 @@ from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.deps import Deps
 
-from ._support import ensure_corpus, percentile, questions
+from ._support import ensure_corpus, percentile, unique_questions
 
 N = int(os.environ.get("BENCH_RELEVANCE_QUESTIONS", "60"))
 
@@ -63,8 +63,7 @@ def main() -> None:
 
     model._cross = counted
     rows = []
-    for i, q in enumerate(questions(N)):
-        q = f"{q} ({i})"  # a fresh question text each time: the score cache must not make the model look free
+    for q in unique_questions(N):
         spent.update({k: 0.0 for k in ("score wall", "score cpu", "embed wall", "embed cpu", "pairs", "cross pairs")})
         wall, cpu = time.perf_counter(), time.process_time()
         answer_inprocess(QuestionEvent(request_id=f"bench-rel-{uuid.uuid4().hex[:10]}", question=q), deps)

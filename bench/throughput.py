@@ -1,8 +1,17 @@
-"""Questions/s and p50/p99 latency through all five agents, beside the same stage functions in-process.
+"""Questions/s and p50/p99 latency through all five agents, beside the same stage functions in-process and beside
+the raw embedding of the same questions; one worker against two in one consumer group.
 
-Both runs answer the same N questions over the ingested ../shared/corpus in one
-process of this benchmark; the ratio stream/in-process is the cost of the
-topics (serialisation, broker round trips, consumer scheduling).
+Every arm answers its own ``BENCH_QUESTIONS`` distinct questions (a repeated question would be scored from the
+relevance model's cache) over the ingested ../shared/corpus, relevance model on. Printed side by side:
+
+* the questions' own embedding, one at a time: the one model pass a question needs at the least;
+* the stage functions in-process, one question at a time;
+* one worker through Kafka, all questions published at once (latency includes the queue);
+* two workers in one consumer group (the topics' 4 partitions split between them), each with one torch thread,
+  so that the two of them use the machine's two cores as one worker does.
+
+Ratios: system / embedding (issue 16: how far the system is from its one unavoidable model pass), stream /
+in-process (the cost of the topics), two workers / one.
 """
 
 from __future__ import annotations
@@ -15,59 +24,84 @@ from pathlib import Path
 
 from citestream.client import ask_many
 from citestream.config import get_settings
+from citestream.deps import Deps
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
-from citestream.deps import Deps
 
-from ._support import Worker, ensure_corpus, percentile, questions
+from ._support import Worker, ensure_corpus, percentile, unique_questions
 
-N = int(os.environ.get("BENCH_QUESTIONS", "500"))
+N = int(os.environ.get("BENCH_QUESTIONS", "100"))
 
 
 def _events(tag: str) -> list[QuestionEvent]:
-    return [QuestionEvent(request_id=f"bench-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=q)
-            for i, q in enumerate(questions(N))]
+    return [QuestionEvent(request_id=f"bench-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=f"{q} [{tag}]")
+            for i, q in enumerate(unique_questions(N))]
 
 
-def run_inprocess() -> dict:
-    deps = Deps(get_settings())
-    deps.warm()
+def _row(latencies: list[float], elapsed: float) -> dict:
+    return {"answered": len(latencies), "qps": len(latencies) / elapsed,
+            "p50_ms": percentile(latencies, 50) * 1000, "p99_ms": percentile(latencies, 99) * 1000}
+
+
+def run_embedding(deps: Deps) -> dict:
+    latencies = []
+    started = time.monotonic()
+    for event in _events("embed"):
+        t0 = time.monotonic()
+        deps.embedder.embed_one(event.question)
+        latencies.append(time.monotonic() - t0)
+    return _row(latencies, time.monotonic() - started)
+
+
+def run_inprocess(deps: Deps) -> dict:
     latencies = []
     started = time.monotonic()
     for event in _events("inproc"):
         t0 = time.monotonic()
         answer_inprocess(event, deps)
         latencies.append(time.monotonic() - t0)
-    elapsed = time.monotonic() - started
-    return {"answered": len(latencies), "seconds": elapsed, "qps": len(latencies) / elapsed,
-            "p50_ms": percentile(latencies, 50) * 1000, "p99_ms": percentile(latencies, 99) * 1000}
+    return _row(latencies, time.monotonic() - started)
 
 
-def run_stream() -> dict:
-    log = Path(tempfile.mkdtemp(prefix="citestream-bench-")) / "worker.log"
-    worker = Worker(log)
+def run_stream(workers: int, tag: str) -> dict:
+    folder = Path(tempfile.mkdtemp(prefix="citestream-bench-"))
+    env = {"OMP_NUM_THREADS": "1"} if workers > 1 else {}
+    started_workers: list[Worker] = []
     try:
-        ask_many(_events("warm")[:5], timeout_s=120)  # first records pay for partition assignment
-        events = _events("stream")
+        for i in range(workers):
+            started_workers.append(Worker(folder / f"worker-{i}.log", env=env))
+        ask_many(_events(f"warm{tag}")[:2 * workers], timeout_s=300)  # partition assignment, first passes
+        events = _events(tag)
         started = time.monotonic()
-        replies, latency = ask_many(events, timeout_s=max(300, N * 2))
+        replies, latency = ask_many(events, timeout_s=max(300, N * 5))
         elapsed = time.monotonic() - started
     finally:
-        worker.stop()
-    values = list(latency.values())
-    return {"answered": len(replies), "seconds": elapsed, "qps": len(replies) / elapsed,
-            "p50_ms": percentile(values, 50) * 1000, "p99_ms": percentile(values, 99) * 1000}
+        for worker in started_workers:
+            worker.stop()
+    row = _row(list(latency.values()), elapsed)
+    row["answered"] = len(replies)
+    return row
 
 
 def main() -> None:
     ensure_corpus()
-    inproc = run_inprocess()
-    stream = run_stream()
-    print(f"\n{N} questions over ../shared/corpus, extractive backend, one worker, 2 cores")
-    print(f"{'path':<28}{'answered':>9}{'q/s':>9}{'p50 ms':>10}{'p99 ms':>10}")
-    for name, r in (("in-process stage functions", inproc), ("five agents via Kafka", stream)):
-        print(f"{name:<28}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}")
-    print(f"stream / in-process throughput ratio: {stream['qps'] / inproc['qps']:.2f}")
+    deps = Deps(get_settings())
+    deps.warm()
+    embed = run_embedding(deps)
+    inproc = run_inprocess(deps)
+    one = run_stream(1, "one")
+    two = run_stream(2, "two")
+    print(f"\n{N} distinct questions per arm over ../shared/corpus, extractive backend, relevance model on "
+          f"({deps.relevance.name}, cross_k {deps.relevance.cross_k}), 2 cores")
+    print(f"{'arm':<40}{'answered':>9}{'q/s':>9}{'p50 ms':>10}{'p99 ms':>10}")
+    for name, r in (("question embedding alone, one at a time", embed),
+                    ("stage functions in-process", inproc),
+                    ("five agents via Kafka, one worker", one),
+                    ("five agents via Kafka, two workers", two)):
+        print(f"{name:<40}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}")
+    print(f"system (one worker) / question embedding: {one['qps'] / embed['qps']:.3f}")
+    print(f"stream (one worker) / in-process: {one['qps'] / inproc['qps']:.2f}")
+    print(f"two workers / one worker: {two['qps'] / one['qps']:.2f}")
     print("(stream latency is measured from publish with all questions sent at once, so it includes queueing)")
 
 
