@@ -2,8 +2,12 @@
 
 Prints answered, lost (must be 0), duplicates removed by key, p50/p99 latency
 and the worker's RSS at start and end. One worker process, the database and
-topic prefix from the usual CITESTREAM_* settings, the smoke documents as the
-corpus (ingested if missing), the extractive backend.
+topic prefix from the usual CITESTREAM_* settings, the extractive backend, the relevance model on.
+
+By default the corpus is the smoke documents (ingested if missing) and four questions repeat, which the relevance
+model's score cache then answers: a test of the plumbing (nothing lost, memory flat). ``SOAK_CORPUS=1`` asks
+distinct questions over ../shared/corpus instead (issue 16: p99 at half the maximum rate with the model's full
+work on every question).
 
     SOAK_SECONDS=600 python -m bench.soak      # SOAK_RATE=<q/s> skips the calibration burst
 """
@@ -24,11 +28,13 @@ from citestream.config import get_settings
 from citestream.models import QuestionEvent
 from citestream.topics import REGISTRY
 
-from ._support import Worker, percentile
+from ._support import Worker, ensure_corpus, percentile
+from ._support import QUESTIONS as CORPUS_QUESTIONS
 
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "600"))
 CALIBRATION_QUESTIONS = int(os.environ.get("SOAK_CALIBRATION", "200"))
 DRAIN_S = float(os.environ.get("SOAK_DRAIN_SECONDS", "180"))
+ON_CORPUS = os.environ.get("SOAK_CORPUS") == "1"
 
 QUESTIONS = [
     "By how much do DOACs such as apixaban reduce stroke risk in atrial fibrillation?",
@@ -38,8 +44,14 @@ QUESTIONS = [
 ]
 
 
+def question(i: int, tag: str) -> str:
+    if ON_CORPUS:  # never the same text twice: the score cache must not answer for the model
+        return f"{CORPUS_QUESTIONS[i % len(CORPUS_QUESTIONS)]} ({tag} {i})"
+    return QUESTIONS[i % len(QUESTIONS)]
+
+
 def prepare() -> None:
-    """Migrated database, topics, and the smoke documents (unchanged documents are skipped)."""
+    """Migrated database, topics, and the smoke documents or the corpus (unchanged documents are skipped)."""
     from citestream.cli import main
     from citestream.demo_pdfs import smoke_dataset
     from citestream.embedding import get_embedder
@@ -48,6 +60,9 @@ def prepare() -> None:
 
     main(["migrate"])
     main(["topics", "create"])
+    if ON_CORPUS:
+        ensure_corpus()
+        return
     store, embedder = ChunkStore(engine_for()), get_embedder()
     for doc in smoke_dataset()["documents"]:
         ingest_document(from_text(doc["docId"], doc["text"], doc["title"], doc["source"], doc["metadata"]),
@@ -111,7 +126,7 @@ async def drive(settings, rate: float | None, seconds: float, count: int | None,
     try:
         started, i = time.monotonic(), 0
         while (count is not None and i < count) or (count is None and time.monotonic() - started < seconds):
-            q = QuestionEvent(request_id=f"soak-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=QUESTIONS[i % 4])
+            q = QuestionEvent(request_id=f"soak-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=question(i, tag))
             tally.sent_at[q.request_id] = time.monotonic()
             await producer.send(settings.topic("questions"), value=q.model_dump_json().encode(),
                                 key=q.request_id.encode())
@@ -168,7 +183,9 @@ def main() -> None:
         "rss_end_mb": round(rss_end, 1), "rss_max_mb": round(max(samples + [rss_end]), 1),
     }
     print(f"\nsoak: {SOAK_SECONDS:.0f} s of steady questions at {rate:.1f} q/s "
-          f"(half the measured maximum {max_qps:.1f} q/s), one worker, smoke corpus, extractive backend")
+          f"(half the measured maximum {max_qps:.1f} q/s), one worker, "
+          f"{'distinct questions over ../shared/corpus' if ON_CORPUS else 'smoke corpus, four questions'}, "
+          "extractive backend")
     for name in ("sent", "answered", "lost", "duplicates_removed", "p50_ms", "p99_ms", "rss_start_mb", "rss_end_mb",
                  "rss_max_mb"):
         print(f"  {name:<20}{figures[name]}")
