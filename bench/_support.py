@@ -39,10 +39,14 @@ def questions(n: int) -> list[str]:
     return [f"{QUESTIONS[i % len(QUESTIONS)]}" for i in range(n)]
 
 
-def unique_questions(n: int) -> list[str]:
-    """``n`` texts no two alike (the list, then numbered): a repeated question would be answered from the
-    relevance model's score cache, and the model would look free."""
-    return [f"{q} ({i})" for i, q in enumerate(questions(n))]
+def unique_question(i: int, tag: str = "") -> str:
+    """The ``i``-th question, numbered (and tagged) so no two are alike: a repeated question would be answered
+    from the relevance model's score cache, and the model would look free."""
+    return f"{QUESTIONS[i % len(QUESTIONS)]} ({tag}{' ' if tag else ''}{i})"
+
+
+def unique_questions(n: int, tag: str = "") -> list[str]:
+    return [unique_question(i, tag) for i in range(n)]
 
 
 def ensure_corpus(min_docs: int = 19) -> None:

@@ -28,8 +28,7 @@ from citestream.config import get_settings
 from citestream.models import QuestionEvent
 from citestream.topics import REGISTRY
 
-from ._support import Worker, ensure_corpus, percentile
-from ._support import QUESTIONS as CORPUS_QUESTIONS
+from ._support import Worker, ensure_corpus, percentile, unique_question
 
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "600"))
 CALIBRATION_QUESTIONS = int(os.environ.get("SOAK_CALIBRATION", "200"))
@@ -46,7 +45,7 @@ QUESTIONS = [
 
 def question(i: int, tag: str) -> str:
     if ON_CORPUS:  # never the same text twice: the score cache must not answer for the model
-        return f"{CORPUS_QUESTIONS[i % len(CORPUS_QUESTIONS)]} ({tag} {i})"
+        return unique_question(i, tag)
     return QUESTIONS[i % len(QUESTIONS)]
 
 

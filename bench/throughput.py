@@ -34,8 +34,8 @@ N = int(os.environ.get("BENCH_QUESTIONS", "100"))
 
 
 def _events(tag: str) -> list[QuestionEvent]:
-    return [QuestionEvent(request_id=f"bench-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=f"{q} [{tag}]")
-            for i, q in enumerate(unique_questions(N))]
+    return [QuestionEvent(request_id=f"bench-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=q)
+            for i, q in enumerate(unique_questions(N, tag))]
 
 
 def _row(latencies: list[float], elapsed: float) -> dict:

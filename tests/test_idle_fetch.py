@@ -28,7 +28,7 @@ async def _idle_then_one_record(settings, topic: str) -> tuple[int, list[bytes]]
     await consumer.start()
     await producer.start()
     try:
-        tp = TopicPartition(settings.topic("ops.alerts"), 0)
+        tp = TopicPartition(settings.topic(topic), 0)
         consumer.assign([tp])
         await consumer.seek_to_end(tp)
         await consumer.position(tp)

@@ -5,7 +5,6 @@ which regulator a question asks about, ``training`` makes the model (``make mode
 """
 
 from .authority import AskedScope, asked_scope, named_authorities
-from .model import RelevanceModel, get_relevance_model, relevance_model_for
+from .model import RelevanceModel, relevance_model_for
 
-__all__ = ["AskedScope", "RelevanceModel", "asked_scope", "get_relevance_model", "named_authorities",
-           "relevance_model_for"]
+__all__ = ["AskedScope", "RelevanceModel", "asked_scope", "named_authorities", "relevance_model_for"]

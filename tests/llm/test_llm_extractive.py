@@ -13,7 +13,8 @@ from citestream.llm.extractive import parse_prompt
 from citestream.models import GenerationRecord, LLMExecutionResult
 from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
 from citestream.prompt import render_prompt
-from citestream.relevance import get_relevance_model
+from citestream.config import get_settings
+from citestream.relevance import relevance_model_for
 from citestream.validation import validate
 
 from tests.support.bundles import CHUNKS, make_bundle
@@ -32,7 +33,7 @@ def validated(question: str):
         answer_bundle=BUNDLE, prompt_sha256="ab" * 32,
         llm=LLMExecutionResult(request_id="x-1", model_name="extractive-v2", prompt_sha256="ab" * 32,
                                generation_status="OK", raw_model_text=raw, attempts=1, llm_latency_ms=0.1))
-    return validate(record, DEFAULT_POLICY, get_relevance_model())
+    return validate(record, DEFAULT_POLICY, relevance_model_for(get_settings()))
 
 
 def test_parse_prompt_reads_back_blocks_and_question():
