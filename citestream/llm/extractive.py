@@ -128,5 +128,5 @@ class ExtractiveBackend:
         best = max(c.score for c in chosen)
         return {
             "answer_sentences": list(rows.values()),
-            "confidence": "High" if best >= 0.85 else "Medium" if best >= 0.65 else "Low",
+            "confidence": "High" if best >= 0.85 else "Medium" if best >= self.policy.answer_threshold else "Low",
         }

@@ -75,9 +75,10 @@ class RelevanceModel:
         self.embedding_weight = embedding_weight
         self.cross_k = cross_k if embedding_weight else 0
         """At most this many texts per call are read by the cross-encoder: those the embedding cosine ranks
-        highest; the others score their cosine share alone (0 = every text), at most ``embedding_weight`` (0.5),
-        under the policy's answer threshold (0.65), so a text the cross-encoder has not read is not quoted. A
-        text's cached score is the one of the first call that scored it."""
+        highest; the others score their cosine share alone (0 = every text), ``embedding_weight`` (0.5) times a
+        cosine below 1, so under the policy's answer threshold (0.50): a text the cross-encoder has not read is
+        not quoted (only the question's own words, cosine 1, would reach it). A text's cached score is the one of
+        the first call that scored it."""
         self.max_length = max_length
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()

@@ -193,7 +193,9 @@ def test_near_miss_refusal_quotes_the_related_clause_the_model_scores_highest(re
     assert answer.refusal_code == "NOT_ANSWERING"
     assert answer.related_clause is not None and answer.related_clause.chunk_id == "lec-p7-c1"
     assert answer.related_clause.text in CHUNKS[2][4]  # quoted verbatim, never made up
-    assert answer.related_clause.relevance < DEFAULT_POLICY.relevance.answer_threshold
+    question = "Is lecanemab approved for children with Alzheimer's disease?"
+    assert answer.related_clause.relevance == pytest.approx(relevance.score(question, [answer.related_clause.text])[0],
+                                                            abs=1e-4)  # the model's score, as recorded
     assert "does not answer the question" in answer.explanation and answer.related_clause.text in answer.explanation
 
 

@@ -14,10 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...config import PROJECT_ROOT, get_settings
-from ..model import METADATA_FILE, SHIPPED_DIR, file_sha256
+from ..model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 from .corpus import load_corpus
 from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, write_pairs
 from .questions import STYLES, generate, generate_offtopic, load_questions
+from .refine import RefineConfig, refine
 from .train import TrainConfig, split_held_out, train
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -83,6 +84,26 @@ def cmd_train(args) -> int:
     return 0
 
 
+def cmd_refine(args) -> int:
+    """The second stage on top of a first-stage model: mined groups, listwise and pointwise loss, replay."""
+    from ...embedding import get_embedder
+    from .groups import mine_groups
+
+    base, out = Path(args.base), Path(args.out)
+    if base.resolve() == out.resolve():
+        print("--out must differ from --base (the base is read while the result is written)", file=sys.stderr)
+        return 2
+    chunks = load_corpus(Path(args.corpus))
+    groups = mine_groups(chunks, load_questions(questions_file()), fdaqa_rows(Path(args.fdaqa)),
+                         get_embedder().embed)
+    replay = make_pairs(args, SOURCES)
+    print(f"{len(groups)} groups, {len(replay)} first-stage pairs to replay from", file=sys.stderr)
+    meta = refine(base, groups, replay, out, RefineConfig(), extra_metadata={
+        "base_delta_sha256": file_sha256(base / DELTA_FILE), "replay_pairs_sha256": pairs_sha256(replay)})
+    print(json.dumps(meta["refine"], indent=1))
+    return 0
+
+
 def cmd_thresholds(args) -> int:
     """Record the thresholds chosen on the dev split in the artifact's metadata (the policy carries the same)."""
     meta_path = Path(args.model) / METADATA_FILE
@@ -131,3 +152,10 @@ def add_parser(sub) -> None:
     t.add_argument("--all", action="store_true", help="hold nothing out (the shipped model)")
     t.add_argument("--pairs-out", help="also write every pair as JSONL here")
     t.set_defaults(fn=cmd_train)
+
+    r = actions.add_parser("refine", help="second stage: train a first-stage model further on mined groups")
+    r.add_argument("--base", required=True, help="the first-stage model (`model train --out`)")
+    r.add_argument("--out", required=True, help="where the refined model goes")
+    r.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    r.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
+    r.set_defaults(fn=cmd_refine, no_noise=False)

@@ -1,0 +1,65 @@
+"""The second training stage: groups mined with the real embedder, and one refine step on the shipped model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from citestream.relevance import RelevanceModel
+from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+from citestream.relevance.training.corpus import CorpusChunk
+from citestream.relevance.training.groups import Group, mine_groups
+from citestream.relevance.training.pairs import Pair
+from citestream.relevance.training.refine import RefineConfig, refine
+from citestream.text import sentence_units
+
+TEXTS = [
+    "FDA has 60 days after it receives an NDA to decide whether to file it for review. "
+    "The filing review checks that the application is complete enough for a substantive review. "
+    "A refuse-to-file letter lists the deficiencies that keep the application from being filed.",
+    "The NDA must include the proposed labeling for the drug. Labeling describes the indications and dosage. "
+    "Sponsors may request a meeting with the review division before they submit the application.",
+    "Stability studies should cover the proposed shelf life of the drug product under storage conditions. "
+    "Accelerated studies at elevated temperature support a provisional expiration date for the product.",
+]
+CHUNKS = [CorpusChunk("nda.pdf", "FDA", i + 1, "", i, text, tuple(sentence_units(text)))
+          for i, text in enumerate(TEXTS)]
+QUESTIONS = [
+    {"pdf": "nda.pdf", "chunk": 0, "unit": 0, "question": "How long does FDA take to decide on filing an NDA?"},
+    {"pdf": "nda.pdf", "chunk": 2, "unit": 0, "question": "How long should stability studies run?"},
+]
+FDAQA = [{"title": "Meetings", "question": "Can a sponsor meet FDA before submitting an application?",
+          "answer": "Yes, a sponsor may request a pre-submission meeting with the review division. "
+                    "The request should list the questions the sponsor wants to discuss."},
+         {"title": "Meetings", "question": "What should a meeting request include?",
+          "answer": "A meeting request should include the product name, the proposed agenda and the questions. "
+                    "FDA answers the request within 14 days of receiving it."}]
+
+
+def test_groups_put_the_answering_sentence_first_and_never_restate_it(embedder):
+    groups = mine_groups(CHUNKS, QUESTIONS, FDAQA, embedder.embed, negatives=3)
+    again = mine_groups(CHUNKS, QUESTIONS, FDAQA, embedder.embed, negatives=3)
+    assert groups == again  # deterministic for the seed
+    by_question = {g.question: g for g in groups}
+    nda = by_question[QUESTIONS[0]["question"]]
+    assert nda.source == "llm" and nda.texts[0] == CHUNKS[0].units[0]
+    assert 1 <= len(nda.texts) - 1 <= 3 and nda.texts[0] not in nda.texts[1:]
+    meeting = by_question[FDAQA[0]["question"]]
+    assert meeting.source == "fdaqa" and meeting.texts[0].startswith("Yes, a sponsor may request")
+    assert all("pre-submission meeting" not in t for t in meeting.texts[1:])  # its own answer is never a negative
+
+
+def test_one_refine_step_writes_a_model_the_loader_reads(tmp_path):
+    groups = [Group("How long does FDA take to decide on filing an NDA?",
+                    (CHUNKS[0].units[0], CHUNKS[1].units[0], CHUNKS[2].units[0]), "llm", "nda.pdf")] * 4
+    replay = [Pair("According to the EMA, how long does FDA take to file an NDA?", CHUNKS[0].units[0], 0, "authority",
+                   "sentence", "nda.pdf")]
+    meta = refine(SHIPPED_DIR, groups, replay, tmp_path, RefineConfig(max_length=64), {"note": "test"})
+    assert meta["refine"]["groups"] == 4 and meta["refine"]["replayed_pairs"] == 1 and meta["refine"]["note"] == "test"
+    assert "thresholds" not in meta  # chosen for the base: a refined model needs its own
+    written = json.loads((tmp_path / METADATA_FILE).read_text())
+    assert written["refine"]["config"]["lr"] == RefineConfig().lr
+    assert file_sha256(tmp_path / DELTA_FILE) != file_sha256(SHIPPED_DIR / DELTA_FILE)
+    scores = RelevanceModel(str(tmp_path), embedding_weight=0).score(groups[0].question, list(groups[0].texts))
+    assert np.all((scores >= 0) & (scores <= 1))
