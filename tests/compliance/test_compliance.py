@@ -90,12 +90,29 @@ def test_each_parser_rejection_is_triggered_and_names_its_rule(number, rule, mut
     (lambda r: r["coverage"]["items"][1].update(status="not_evaluated")
      or r["coverage"].update(evaluated_count=3) or r["summary"].update(evaluated_constraints=3),
      "rule 3", "TRACEABILITY_GAP"),
+    (lambda r: r["summary"].update(expected_constraints=5), "rule 1", "summary.expected_constraints (5)"),
+    (lambda r: r["coverage"]["items"][2].update(status="missing"), "rule 2",
+     "exclusion constraint 'EXISTING_SYSTEMS' is missing"),
+    (lambda r: r["coverage"]["items"][0].update(status="contradicted"), "rule 3", "BOUND_CONTRADICTION"),
+    (lambda r: r["coverage"]["items"][0].update(status="reopened"), "rule 3", "BOUND_REOPENED"),
+    (lambda r: r["coverage"]["items"][3].update(status="missing"), "rule 3", "BOUND_MISSING_EXPLICIT"),
     (lambda r: r["findings"][0].update(evidence_pointers=["known_constraints[0]"]), "schema", "does not match"),
     (lambda r: r.update(verdict="ok"), "schema", "verdict"),
 ])
 def test_other_rule_breaks_are_named(mutate, rule, words):
     violations = report_violations(_broken(mutate), VALID_CONSTRAINTS)
     assert any(v.rule == rule and words in str(v) for v in violations), [str(v) for v in violations]
+
+
+@pytest.mark.parametrize("severity", ["error", "warning"])
+def test_a_missing_should_constraint_is_consistent_with_its_finding_and_may_pass(severity):
+    def mutate(r):
+        r["coverage"]["items"][3]["status"] = "missing"
+        r["findings"].append({"severity": severity, "code": "BOUND_MISSING_EXPLICIT",
+                              "constraint_id": "PROGRESS_FEATURES", "message": "progress for parents is not stated",
+                              "evidence_pointers": ["$.features"]})
+        r["summary"]["errors" if severity == "error" else "warnings"] += 1
+    assert report_violations(_broken(mutate), VALID_CONSTRAINTS) == []  # rule 2 fails only musts and exclusions
 
 
 def test_a_report_that_is_not_an_object_is_rejected():
