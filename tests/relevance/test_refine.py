@@ -63,3 +63,14 @@ def test_one_refine_step_writes_a_model_the_loader_reads(tmp_path):
     assert file_sha256(tmp_path / DELTA_FILE) != file_sha256(SHIPPED_DIR / DELTA_FILE)
     scores = RelevanceModel(str(tmp_path), embedding_weight=0).score(groups[0].question, list(groups[0].texts))
     assert np.all((scores >= 0) & (scores <= 1))
+
+
+def test_refine_refuses_a_missing_base_and_writing_over_its_base(tmp_path, capsys):
+    from argparse import Namespace
+
+    from citestream.relevance.training.make import cmd_refine
+
+    assert cmd_refine(Namespace(base=str(tmp_path / "none"), out=str(tmp_path / "out"))) == 2
+    assert "no first-stage model" in capsys.readouterr().err
+    assert cmd_refine(Namespace(base=str(SHIPPED_DIR), out=str(SHIPPED_DIR))) == 2
+    assert "--out must differ from --base" in capsys.readouterr().err

@@ -42,30 +42,26 @@ class Group:
     group: str               # the document (or FDA Q&A guidance)
 
 
-class _Miner:
-    def __init__(self, rng: random.Random):
-        self.rng = rng
-
-    def negatives(self, question_vector: np.ndarray, positive: str, texts: Sequence[str], vectors: np.ndarray,
-                  k: int, exclude: set[str] | frozenset[str] = frozenset()) -> list[str]:
-        sims = vectors @ question_vector
-        found: list[str] = []
-        for i in np.argsort(-sims)[:60]:
-            text = texts[i]
-            if text == positive or text in exclude or _overlap(text, positive) >= 0.5 \
-                    or _containment(positive, text) >= 0.5:
-                continue
-            found.append(text)
-            if len(found) >= 3 * k:
-                break
-        hard, rest = found[:(k + 1) // 2], found[(k + 1) // 2:]
-        return hard + self.rng.sample(rest, min(k - len(hard), len(rest)))
+def _negatives(rng: random.Random, question_vector: np.ndarray, positive: str, texts: Sequence[str],
+               vectors: np.ndarray, k: int, exclude: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    sims = vectors @ question_vector
+    found: list[str] = []
+    for i in np.argsort(-sims)[:60]:
+        text = texts[i]
+        if text == positive or text in exclude or _overlap(text, positive) >= 0.5 \
+                or _containment(positive, text) >= 0.5:
+            continue
+        found.append(text)
+        if len(found) >= 3 * k:
+            break
+    hard, rest = found[:(k + 1) // 2], found[(k + 1) // 2:]
+    return hard + rng.sample(rest, min(k - len(hard), len(rest)))
 
 
 def mine_groups(chunks: Sequence[CorpusChunk], llm_questions: Sequence[dict], fdaqa: Sequence[dict], embed,
                 negatives: int = 7, seed: int = SEED) -> list[Group]:
     """Every group of the three sources; ``embed(texts, batch_size)`` → unit vectors (the embedder's)."""
-    miner = _Miner(random.Random(seed))
+    rng = random.Random(seed)
     units = sorted({u for c in chunks for u in c.units if informative(u, 6)})
     unit_vectors = embed(units, batch_size=EMBED_BATCH)
     out: list[Group] = []
@@ -77,18 +73,18 @@ def mine_groups(chunks: Sequence[CorpusChunk], llm_questions: Sequence[dict], fd
         if chunk is None or row["unit"] >= len(chunk.units):
             continue
         positive = chunk.units[row["unit"]]
-        out.append(Group(row["question"], (positive, *miner.negatives(vector, positive, units, unit_vectors,
-                                                                      negatives)), "llm", chunk.pdf))
+        found = _negatives(rng, vector, positive, units, unit_vectors, negatives)
+        out.append(Group(row["question"], (positive, *found), "llm", chunk.pdf))
 
     asked = []
     for term, unit, chunk in definition_units(chunks):
         short = re.sub(r"\s*\([^)]*\)$", "", term)
         name = short if re.search(r"[A-Z]{2}", short) else short.lower()
-        template = miner.rng.choice(("What is {t}?", "What does {t} mean?", "How is {t} defined?"))
+        template = rng.choice(("What is {t}?", "What does {t} mean?", "How is {t} defined?"))
         asked.append((template.format(t=name), unit, chunk.pdf))
     vectors = embed([q for q, _, _ in asked], batch_size=EMBED_BATCH)
     for (question, unit, pdf), vector in zip(asked, vectors):
-        out.append(Group(question, (unit, *miner.negatives(vector, unit, units, unit_vectors, negatives)),
+        out.append(Group(question, (unit, *_negatives(rng, vector, unit, units, unit_vectors, negatives)),
                          "definitions", pdf))
 
     by_title: dict[str, list[dict]] = defaultdict(list)
@@ -108,8 +104,8 @@ def mine_groups(chunks: Sequence[CorpusChunk], llm_questions: Sequence[dict], fd
                           - own)
         if not siblings:
             continue
-        found = miner.negatives(vector, positive, siblings, every_vectors[[index[t] for t in siblings]],
-                                negatives - 2, exclude=own)
-        found += miner.negatives(vector, positive, units, unit_vectors, 2)
+        found = _negatives(rng, vector, positive, siblings, every_vectors[[index[t] for t in siblings]],
+                           negatives - 2, exclude=own)
+        found += _negatives(rng, vector, positive, units, unit_vectors, 2)
         out.append(Group(row["question"], (positive, *found), "fdaqa", f"fdaqa:{row['title']}"))
     return out

@@ -1,4 +1,4 @@
-"""``citestream model ...``: generate questions, build pairs, train, ablate. What ``make model`` runs.
+"""``citestream model ...``: generate questions, build pairs, train, refine. What ``make model`` runs.
 
 Inputs, all reproducible from a clean clone: the corpus PDFs (``../shared/corpus``), FDA's Q&A
 (``../shared/data/fda-qa/QnA.csv``), and two generated files committed beside this module (``../data/``):
@@ -90,6 +90,9 @@ def cmd_refine(args) -> int:
     from .groups import mine_groups
 
     base, out = Path(args.base), Path(args.out)
+    if not (base / DELTA_FILE).is_file():
+        print(f"no first-stage model in {base}: run `citestream model train --out {base}` first", file=sys.stderr)
+        return 2
     if base.resolve() == out.resolve():
         print("--out must differ from --base (the base is read while the result is written)", file=sys.stderr)
         return 2
@@ -116,7 +119,7 @@ def cmd_thresholds(args) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("model", help="make the relevance model: questions, training, ablation")
+    p = sub.add_parser("model", help="make the relevance model: questions, training, refinement")
     actions = p.add_subparsers(dest="action", required=True)
 
     q = actions.add_parser("questions", help="have the local LLM write questions about corpus sentences (slow)")
