@@ -20,13 +20,14 @@ import os
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from citestream.config import get_settings
 from citestream.models import QuestionEvent
-from citestream.topics import REGISTRY
+from citestream.client import partitions_of
 
 from ._support import Worker, ensure_corpus, percentile, unique_question
 
@@ -96,7 +97,7 @@ async def _tail(settings, tally: Tally, stop: asyncio.Event) -> None:
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
     await consumer.start()
     try:
-        tps = [TopicPartition(settings.topic("answers"), p) for p in range(REGISTRY["answers"].partitions)]
+        tps = await partitions_of(consumer, settings, "answers")
         consumer.assign(tps)
         await consumer.seek_to_end(*tps)
         for tp in tps:
@@ -115,8 +116,10 @@ async def _tail(settings, tally: Tally, stop: asyncio.Event) -> None:
         await consumer.stop()
 
 
-async def drive(settings, rate: float | None, seconds: float, count: int | None, tag: str) -> Tally:
-    """Publish at ``rate`` q/s for ``seconds`` (or ``count`` at once); wait until all are answered or DRAIN_S."""
+async def drive(settings, rate: float | None, seconds: float, count: int | None, tag: str,
+                ask: Callable[[int, str], str] = question) -> Tally:
+    """Publish at ``rate`` q/s for ``seconds`` (or ``count`` at once); wait until all are answered or DRAIN_S.
+    ``ask(i, tag)`` is the ``i``-th question's text."""
     tally, stop = Tally(), asyncio.Event()
     tail = asyncio.create_task(_tail(settings, tally, stop))
     await asyncio.sleep(1)
@@ -125,7 +128,7 @@ async def drive(settings, rate: float | None, seconds: float, count: int | None,
     try:
         started, i = time.monotonic(), 0
         while (count is not None and i < count) or (count is None and time.monotonic() - started < seconds):
-            q = QuestionEvent(request_id=f"soak-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=question(i, tag))
+            q = QuestionEvent(request_id=f"soak-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=ask(i, tag))
             tally.sent_at[q.request_id] = time.monotonic()
             await producer.send(settings.topic("questions"), value=q.model_dump_json().encode(),
                                 key=q.request_id.encode())

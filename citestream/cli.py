@@ -45,7 +45,8 @@ def cmd_topics(args) -> int:
     from .topics import create_topics
 
     settings = get_settings()
-    created = create_topics(settings.bootstrap_servers, settings.topic_prefix, **settings.kafka_security())
+    created = create_topics(settings.bootstrap_servers, settings.topic_prefix, override=settings.topic_partitions,
+                            **settings.kafka_security())
     print(f"topics created: {', '.join(created) or 'none (all exist)'}")
     return 0
 

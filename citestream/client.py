@@ -11,7 +11,16 @@ from pydantic import BaseModel
 
 from .config import Settings, get_settings
 from .models import Envelope
-from .topics import REGISTRY
+from .topics import REGISTRY, partitions
+
+
+async def partitions_of(consumer: AIOKafkaConsumer, settings: Settings, topic: str) -> list[TopicPartition]:
+    """Every partition ``topic`` has on the broker, however many it was created with (the settings' count if the
+    broker does not know it yet): a reader that assumed the registry's count would miss the others' records."""
+    name = settings.topic(topic)
+    await consumer.topics()  # refreshes the cluster metadata
+    found = consumer.partitions_for_topic(name)
+    return [TopicPartition(name, p) for p in sorted(found or range(partitions(topic, settings.topic_partitions)))]
 
 
 async def _tail_consumer(settings: Settings, topic: str) -> AIOKafkaConsumer:
@@ -20,11 +29,10 @@ async def _tail_consumer(settings: Settings, topic: str) -> AIOKafkaConsumer:
                                 **settings.kafka_security(),
                                 auto_offset_reset="earliest")
     await consumer.start()
-    name = settings.topic(topic)
-    partitions = [TopicPartition(name, p) for p in range(REGISTRY[topic].partitions)]
-    consumer.assign(partitions)
-    await consumer.seek_to_end(*partitions)
-    for tp in partitions:  # resolve the lazy seek now, before anything is published
+    tps = await partitions_of(consumer, settings, topic)
+    consumer.assign(tps)
+    await consumer.seek_to_end(*tps)
+    for tp in tps:  # resolve the lazy seek now, before anything is published
         await consumer.position(tp)
     return consumer
 
@@ -83,10 +91,9 @@ async def read_topic(topic: str, *, since: dict[int, int] | None = None, setting
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False,
                                 **settings.kafka_security())
     await consumer.start()
-    name = settings.topic(topic)
-    partitions = [TopicPartition(name, p) for p in range(REGISTRY[topic].partitions)]
-    consumer.assign(partitions)
-    for tp in partitions:
+    tps = await partitions_of(consumer, settings, topic)
+    consumer.assign(tps)
+    for tp in tps:
         consumer.seek(tp, (since or {}).get(tp.partition, 0))
     out: list[ConsumerRecord] = []
     try:

@@ -34,6 +34,11 @@ class Settings(BaseSettings):
         None, description="Its password (Docker: from the env file); the embedded server's is in the state folder")
     topic_prefix: str = Field("", description="Prepended to every topic name (isolates test runs)")
     app_id: str = Field("citestream", description="faust app id = Kafka consumer group")
+    topic_partitions: int | None = Field(
+        None, ge=1, le=10_000,
+        description="Partitions of every topic a stage reads in parallel, when `topics create` makes it (default: "
+                    "the registry's, 4 on the question path). A consumer group puts at most one worker on a "
+                    "partition: for N workers, at least N. Dead letters and alerts keep one")
 
     # Embedded infrastructure (make up / tests)
     state_dir: Path = Field(PROJECT_ROOT / ".state", description="Data, logs and PIDs of embedded servers")

@@ -28,7 +28,7 @@ from ..models.common import utcnow
 from ..reconcile import failure_answer
 from ..scrub import exception_reason
 from ..store.requests import TERMINAL
-from ..topics import REGISTRY, spec
+from ..topics import partitions, spec
 from . import faust_fixes
 from .intake import check_size, contract_errors, dead_letter_record, decode_json, parse, usable_id
 
@@ -57,7 +57,8 @@ app = faust.App(
 
 
 def kafka_topic(name: str) -> faust.TopicT:
-    return app.topic(settings.topic(name), key_type=bytes, value_type=bytes, partitions=REGISTRY[name].partitions)
+    return app.topic(settings.topic(name), key_type=bytes, value_type=bytes,
+                     partitions=partitions(name, settings.topic_partitions))
 
 
 deadletter_topic = kafka_topic("qa.deadletter")

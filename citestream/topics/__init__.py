@@ -72,10 +72,20 @@ def spec(name: str, model: type[BaseModel] | None = None) -> TopicSpec:
     return topic
 
 
-def create_topics(bootstrap_servers: str, prefix: str = "", replication: int = 1, **security) -> list[str]:
-    """Create every registered topic that does not exist yet; returns the names created.
+def partitions(name: str, override: int | None = None) -> int:
+    """How many partitions topic ``name`` is created with: the registry's, or ``override``
+    (``CITESTREAM_TOPIC_PARTITIONS``) for a topic a stage reads in parallel. A single-partition topic (dead letters,
+    alerts) stays single: its readers see one ordered log."""
+    count = spec(name).partitions
+    return override if override and count > 1 else count
 
-    ``security``: the SASL keyword arguments of ``Settings.kafka_security()``.
+
+def create_topics(bootstrap_servers: str, prefix: str = "", replication: int = 1, override: int | None = None,
+                  **security) -> list[str]:
+    """Create every registered topic that does not exist yet; returns the names created. An existing topic keeps
+    its partitions (the broker cannot take partitions away, and adding some would move keys between them).
+
+    ``override``: ``partitions``' override. ``security``: the SASL keyword arguments of ``Settings.kafka_security()``.
     """
     from kafka.admin import KafkaAdminClient, NewTopic
 
@@ -83,7 +93,7 @@ def create_topics(bootstrap_servers: str, prefix: str = "", replication: int = 1
     try:
         existing = set(admin.list_topics())
         wanted = [
-            NewTopic(prefix + t.name, num_partitions=t.partitions, replication_factor=replication)
+            NewTopic(prefix + t.name, num_partitions=partitions(t.name, override), replication_factor=replication)
             for t in REGISTRY.values()
             if prefix + t.name not in existing
         ]

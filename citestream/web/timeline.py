@@ -13,11 +13,11 @@ import asyncio
 import json
 import time
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
 from sqlalchemy import Engine
 
 from ..config import Settings
-from ..topics import REGISTRY
+from ..client import partitions_of
 from .queries import ledger_status, request_state
 from .settings import WebSettings
 from .views import printable, raw_json, record_summary
@@ -35,8 +35,7 @@ async def read_back(settings: Settings, web: WebSettings, request_id: str) -> li
     await consumer.start()
     found: list[dict] = []
     try:
-        tps = [TopicPartition(settings.topic(name), p) for name in TIMELINE_TOPICS
-               for p in range(REGISTRY[name].partitions)]
+        tps = [tp for name in TIMELINE_TOPICS for tp in await partitions_of(consumer, settings, name)]
         consumer.assign(tps)
         ends = await consumer.end_offsets(tps)
         starts = await consumer.beginning_offsets(tps)

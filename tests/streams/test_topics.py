@@ -30,3 +30,42 @@ def test_topics_create_is_idempotent(settings):
 
     create_topics(settings.bootstrap_servers, settings.topic_prefix)
     assert create_topics(settings.bootstrap_servers, settings.topic_prefix) == []
+
+
+def test_the_partition_override_reaches_the_parallel_topics_only():
+    from citestream.topics import partitions
+
+    assert partitions("questions") == REGISTRY["questions"].partitions
+    assert partitions("questions", 100) == partitions("answers", 100) == 100
+    assert partitions("qa.deadletter", 100) == partitions("ops.alerts", 100) == 1  # one ordered log each
+
+
+def test_readers_find_every_partition_a_topic_was_created_with(settings):
+    """Topics made with CITESTREAM_TOPIC_PARTITIONS=6: the broker has 6 partitions, and a reader that reads
+    `answers` sees a record on the sixth (the registry says 4)."""
+    import asyncio
+    import uuid
+
+    from aiokafka import AIOKafkaConsumer
+    from kafka import KafkaProducer
+
+    from citestream.client import partitions_of, read_topic
+    from citestream.topics import create_topics
+
+    wide = settings.model_copy(update={"topic_prefix": f"wide-{uuid.uuid4().hex[:8]}.", "topic_partitions": 6})
+    create_topics(wide.bootstrap_servers, wide.topic_prefix, override=wide.topic_partitions)
+
+    async def counts():
+        consumer = AIOKafkaConsumer(bootstrap_servers=wide.bootstrap_servers)
+        await consumer.start()
+        try:
+            return {name: len(await partitions_of(consumer, wide, name)) for name in ("questions", "qa.deadletter")}
+        finally:
+            await consumer.stop()
+
+    assert asyncio.run(counts()) == {"questions": 6, "qa.deadletter": 1}
+    producer = KafkaProducer(bootstrap_servers=wide.bootstrap_servers)
+    producer.send(wide.topic("answers"), key=b"r-1", value=b"{}", partition=5).get(timeout=30)
+    producer.close()
+    found = asyncio.run(read_topic("answers", settings=wide))
+    assert [(r.partition, r.key) for r in found] == [(5, b"r-1")]

@@ -155,14 +155,14 @@ async def publish(settings: Settings, records: list[QuestionEvent], per_second: 
 
 
 async def end_offsets(settings: Settings, topic: str) -> dict[int, int]:
-    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka import AIOKafkaConsumer
 
-    from citestream.topics import REGISTRY
+    from citestream.client import partitions_of
 
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers)
     await consumer.start()
     try:
-        tps = [TopicPartition(settings.topic(topic), p) for p in range(REGISTRY[topic].partitions)]
+        tps = await partitions_of(consumer, settings, topic)
         return {tp.partition: off for tp, off in (await consumer.end_offsets(tps)).items()}
     finally:
         await consumer.stop()
@@ -202,15 +202,15 @@ async def collect_answers(settings: Settings, since: dict[int, int], wanted: set
 
     ``during(log)`` is awaited after each poll: the test's chance to kill or restart something mid-flight.
     """
-    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka import AIOKafkaConsumer
 
-    from citestream.topics import REGISTRY
+    from citestream.client import partitions_of
 
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
     await consumer.start()
     log = AnswerLog()
     try:
-        tps = [TopicPartition(settings.topic("answers"), p) for p in range(REGISTRY["answers"].partitions)]
+        tps = await partitions_of(consumer, settings, "answers")
         consumer.assign(tps)
         for tp in tps:
             consumer.seek(tp, since.get(tp.partition, 0))
