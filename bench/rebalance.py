@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from citestream.config import get_settings
+from citestream.topics import partitions
 
 from ._support import Worker, ensure_corpus, percentile, unique_question
 from .soak import Tally, drive
@@ -28,11 +29,15 @@ SECONDS = float(os.environ.get("REBALANCE_SECONDS", "120"))
 RATE = float(os.environ.get("REBALANCE_RATE", "0.4"))
 
 
-def _second_worker(folder: Path, marks: dict[str, float], started: float) -> None:
+def _second_worker(folder: Path, marks: dict, started: float) -> None:
     """Start a second worker at a third of the run, stop it at two thirds; record when each step happened."""
     time.sleep(max(0.0, started + SECONDS / 3 - time.monotonic()))
     marks["join_start"] = time.monotonic()
-    worker = Worker(folder / "worker-b.log", env={"OMP_NUM_THREADS": "1"})
+    try:
+        worker = Worker(folder / "worker-b.log", env={"OMP_NUM_THREADS": "1"})
+    except Exception as exc:  # reported by main once the run is over
+        marks["failed"] = exc
+        return
     marks["join_ready"] = time.monotonic()
     time.sleep(max(0.0, started + 2 * SECONDS / 3 - time.monotonic()))
     marks["leave_start"] = time.monotonic()
@@ -60,7 +65,7 @@ def main() -> None:
     ensure_corpus()
     folder = Path(tempfile.mkdtemp(prefix="citestream-rebalance-"))
     first = Worker(folder / "worker-a.log")
-    marks: dict[str, float] = {}
+    marks: dict = {}
     try:
         asyncio.run(drive(settings, None, 0, 4, "rebalance-warm", unique_question))
         started = time.monotonic()
@@ -70,6 +75,8 @@ def main() -> None:
         second.join()
     finally:
         first.stop()
+    if "failed" in marks:
+        raise SystemExit(f"the second worker did not start: {marks['failed']} (its log: {folder / 'worker-b.log'})")
     end = max(t + tally.latency.get(k, 0.0) for k, t in tally.sent_at.items()) + 1
     phases = {
         "one worker": _phase(tally, started, marks["join_start"]),
@@ -80,7 +87,7 @@ def main() -> None:
     }
     lost = len(tally.sent_at) - len(tally.latency)
     print(f"\nrebalance: {RATE} q/s for {SECONDS:.0f} s, distinct questions over ../shared/corpus, "
-          f"topics of {settings.topic('questions')!r} and the question path: 4 partitions")
+          f"{partitions('questions', settings.topic_partitions)} partitions on the question path")
     print(f"second worker: start to ready {marks['join_ready'] - marks['join_start']:.1f} s (model load and group "
           f"join); graceful stop {marks['leave_done'] - marks['leave_start']:.1f} s")
     print(f"{'phase':<42}{'sent':>6}{'answered':>10}{'p50 s':>8}{'max s':>8}{'longest pause s':>17}")

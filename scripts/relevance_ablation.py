@@ -23,28 +23,19 @@ import sys
 
 import numpy as np
 
+from relevance_ranking import rerank_pools  # the same pools "Which scorer" measures (scripts/ is on the path)
+
 from citestream.deps import get_deps
 from citestream.eval.sets import DEV_SET, contains_phrase, load_set
-from citestream.relevance import RelevanceModel, asked_scope
+from citestream.relevance import RelevanceModel
 from citestream.relevance.training.train import auc
-from citestream.retrieval.acceptance import rerank_pool
-from citestream.retrieval.candidates import gather
-from citestream.retrieval.expansion import expand_query
-from citestream.retrieval.lexicon import corpus_lexicon
 from citestream.text import quotable, sentence_units
 
 
 def dev_pools() -> list[dict]:
     deps = get_deps()
-    rp, size = deps.policy.retrieval, deps.policy.relevance.rerank_pool
     rows = []
-    for item in load_set(DEV_SET):
-        asked = asked_scope(item.question, item.scope, deps.search.authorities())
-        if asked.refusal:
-            continue
-        scope = asked.authorities if asked.authorities is not None else item.scope
-        variants = expand_query(item.question, lexicon=corpus_lexicon(deps.search))
-        pool = rerank_pool(gather(variants, deps.embedder.embed(variants), scope, deps.search, rp, rp.top_k), rp, size)
+    for item, pool in rerank_pools(deps, load_set(DEV_SET)):
         units, good = [], []
         for hit in pool:
             for unit in [u for u in sentence_units(hit.text) if quotable(u)] or [hit.text]:

@@ -42,15 +42,9 @@ def main() -> int:
         return 2
     deps = get_deps()
     cross = RelevanceModel(deps.settings.reranker_model, embedding_weight=0.0)
-    rp, size = deps.policy.retrieval, deps.policy.relevance.rerank_pool
+    size = deps.policy.relevance.rerank_pool
     rows = []
-    for item in load_set(Path(args.set)):
-        asked = asked_scope(item.question, item.scope, deps.search.authorities())
-        if asked.refusal:
-            continue
-        scope = asked.authorities if asked.authorities is not None else item.scope
-        variants = expand_query(item.question, lexicon=corpus_lexicon(deps.search))
-        pool = rerank_pool(gather(variants, deps.embedder.embed(variants), scope, deps.search, rp, rp.top_k), rp, size)
+    for item, pool in rerank_pools(deps, load_set(Path(args.set))):
         expected = item.expected_pages
         passages = []
         for hit in pool:
@@ -82,6 +76,19 @@ def main() -> int:
               f"{sum(r <= 1 for r in by_best):>17} {sum(r <= 6 for r in by_best):>4} {sentence_first:>12} "
               f"{area or 0:>6.3f}")
     return 0
+
+
+def rerank_pools(deps, items):
+    """Each item the scope refusal does not stop, with Phase A's rerank pool for it (the best fused candidates)."""
+    rp, size = deps.policy.retrieval, deps.policy.relevance.rerank_pool
+    for item in items:
+        asked = asked_scope(item.question, item.scope, deps.search.authorities())
+        if asked.refusal:
+            continue
+        scope = asked.authorities if asked.authorities is not None else item.scope
+        variants = expand_query(item.question, lexicon=corpus_lexicon(deps.search))
+        yield item, rerank_pool(gather(variants, deps.embedder.embed(variants), scope, deps.search, rp, rp.top_k),
+                                rp, size)
 
 
 def _cosine(embedder, question: str, texts: list[str]) -> np.ndarray:
