@@ -14,13 +14,17 @@ from .models import Envelope
 from .topics import REGISTRY, partitions
 
 
-async def partitions_of(consumer: AIOKafkaConsumer, settings: Settings, topic: str) -> list[TopicPartition]:
-    """Every partition ``topic`` has on the broker, however many it was created with (the settings' count if the
-    broker does not know it yet): a reader that assumed the registry's count would miss the others' records."""
-    name = settings.topic(topic)
+async def partitions_of(consumer: AIOKafkaConsumer, settings: Settings, *topics: str) -> list[TopicPartition]:
+    """Every partition the ``topics`` have on the broker, however many each was created with (the settings' count if
+    the broker does not know a topic yet): a reader that assumed the registry's count would miss the others'
+    records. One metadata refresh for all of them."""
     await consumer.topics()  # refreshes the cluster metadata
-    found = consumer.partitions_for_topic(name)
-    return [TopicPartition(name, p) for p in sorted(found or range(partitions(topic, settings.topic_partitions)))]
+    out = []
+    for topic in topics:
+        name = settings.topic(topic)
+        found = consumer.partitions_for_topic(name)
+        out += [TopicPartition(name, p) for p in sorted(found or range(partitions(topic, settings.topic_partitions)))]
+    return out
 
 
 async def _tail_consumer(settings: Settings, topic: str) -> AIOKafkaConsumer:

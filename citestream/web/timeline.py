@@ -35,7 +35,7 @@ async def read_back(settings: Settings, web: WebSettings, request_id: str) -> li
     await consumer.start()
     found: list[dict] = []
     try:
-        tps = [tp for name in TIMELINE_TOPICS for tp in await partitions_of(consumer, settings, name)]
+        tps = await partitions_of(consumer, settings, *TIMELINE_TOPICS)
         consumer.assign(tps)
         ends = await consumer.end_offsets(tps)
         starts = await consumer.beginning_offsets(tps)

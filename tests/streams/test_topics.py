@@ -59,6 +59,8 @@ def test_readers_find_every_partition_a_topic_was_created_with(settings):
         consumer = AIOKafkaConsumer(bootstrap_servers=wide.bootstrap_servers)
         await consumer.start()
         try:
+            both = await partitions_of(consumer, wide, "questions", "qa.deadletter")  # one metadata refresh
+            assert [tp.topic for tp in both] == [wide.topic("questions")] * 6 + [wide.topic("qa.deadletter")]
             return {name: len(await partitions_of(consumer, wide, name)) for name in ("questions", "qa.deadletter")}
         finally:
             await consumer.stop()

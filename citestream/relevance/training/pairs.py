@@ -1,7 +1,7 @@
 """Labelled (question, text) pairs for the relevance model, by source. Label 1: the text answers the question.
 
 Every source is meant to teach something the others do not; ``citestream model train --sources ...`` trains on a
-subset, which is how an ablation per source would run (not run yet: docs/relevance.md).
+subset, and ``scripts/relevance_ablation.py`` measures such models on dev (docs/relevance.md, the ablation).
 
 * ``llm`` — questions a local LLM wrote about corpus sentences (``questions``): the sentence and its chunk
   answer (1); the chunk's other sentences, the chunk with the answering sentence removed, and the next chunk of
