@@ -77,6 +77,10 @@ def test_kill_9_with_200_in_flight_then_a_new_worker_answers_every_question(priv
               f"after the kill ({done - ready:.1f} s after it was ready); all {len(questions)} answered "
               f"{max(log.first_at.values()) - times['kill']:.1f} s after the kill; "
               f"re-drives {_count(second.log_path, b're-drove request_id')}")
+        if done - ready > 60:  # for the CI log: what the new worker said while it did not answer
+            warnings = [line for line in second.log_path.read_text(errors="replace").splitlines()
+                        if "WARNING" in line or "ERROR" in line]
+            print("slow recovery; the new worker's warnings:", *warnings[:40], sep="\n  ")
     finally:
         first.stop()
         if second is not None:
