@@ -33,6 +33,12 @@ def gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: C
     if rp.mode not in MODES:
         raise ValueError(f"unknown retrieval mode {rp.mode!r}; one of {MODES}")
     semantic_k, bm25_k = max(rp.semantic_k, k), max(rp.bm25_k, k)
+    with search.reading(max(rp.hnsw_ef_search, semantic_k)) as reader:
+        return _gather(variants, vectors, scope, reader, rp, semantic_k, bm25_k)
+
+
+def _gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: ChunkSearch, rp: RetrievalPolicy,
+            semantic_k: int, bm25_k: int) -> Candidates:
     lists: list[tuple[list[Ranked], float]] = []
     stages: list[str] = []
     if rp.mode in ("hybrid", "dense"):

@@ -10,11 +10,13 @@ lexical-only candidate is scored exactly like a dense one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 
 from .memory_index import MemoryBM25
 
@@ -128,6 +130,27 @@ class ChunkSearch:
     def __init__(self, engine: Engine):
         self.engine = engine
         self._memory: dict[str, MemoryBM25] = {}
+        self._conn: Connection | None = None
+        self._ef_search = 0
+
+    @contextmanager
+    def reading(self, ef_search: int) -> Iterator[ChunkSearch]:
+        """This search bound to one connection and one read transaction: a question's candidate lists and their
+        hydration share it (one checkout and the HNSW settings once, instead of a checkout per list), and all of
+        them see the same snapshot of the index."""
+        if self._conn is not None:
+            yield self
+            return
+        with self.engine.begin() as conn:
+            conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}; "
+                              "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                              "SET LOCAL client_min_messages = warning"))
+            bound = copy.copy(self)  # shares the in-memory lexical index
+            bound._conn, bound._ef_search = conn, int(ef_search)
+            yield bound
+
+    def _connect(self):
+        return nullcontext(self._conn) if self._conn is not None else self.engine.connect()
 
     def exists(self) -> bool:
         """Whether the chunks collection exists; raises nothing (a missing database counts as missing)."""
@@ -163,9 +186,11 @@ class ChunkSearch:
             "SELECT chunk_id, 1 - (embedding <=> :q) AS score FROM chunks "
             f"WHERE kind = 'child' AND embedding IS NOT NULL{scope_sql} ORDER BY embedding <=> :q LIMIT :k"
         )
-        with self.engine.begin() as conn:
-            conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(int(ef_search), int(k))}"))
-            conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        ef = max(int(ef_search), int(k))
+        with self.reading(ef) as bound, bound._connect() as conn:
+            if ef != bound._ef_search:
+                conn.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
+                bound._ef_search = ef
             rows = conn.execute(sql, params).all()
         return _ordered(Ranked(r.chunk_id, float(r.score)) for r in rows)
 
@@ -188,7 +213,7 @@ class ChunkSearch:
             "WHERE kind = 'child' AND parent_id = ANY(:ids) AND embedding IS NOT NULL "
             "ORDER BY parent_id, embedding <=> :q, chunk_id"
         )
-        with self.engine.connect() as conn:
+        with self._connect() as conn:
             best: dict[str, str] = dict(conn.execute(sql, {"ids": [p.chunk_id for p in parents], "q": embedding}).all())
         return [Ranked(best[p.chunk_id], p.score) for p in parents if p.chunk_id in best]
 
@@ -204,8 +229,9 @@ class ChunkSearch:
         scope_sql = _scope_clause(scope, params)
         sql = (_ts_rank_sql(kind, scope_sql) if ranker == "ts_rank_cd"
                else _bm25_sql(kind, scope_sql, from_stats=ranker == "bm25"))
-        with self.engine.connect() as conn:
-            conn.exec_driver_sql("SET LOCAL client_min_messages = warning")  # stopword-only queries NOTICE
+        with self._connect() as conn:
+            if self._conn is None:  # a bound reader set it once
+                conn.exec_driver_sql("SET LOCAL client_min_messages = warning")  # stopword-only queries NOTICE
             rows = conn.execute(text(sql), params).all()
         return _ordered(Ranked(r.chunk_id, float(r.score)) for r in rows)
 
@@ -225,7 +251,7 @@ class ChunkSearch:
             f"SELECT chunk_id, doc_id, pdf, page, section, authority, text, parent_id, embedding, {best} AS score "
             "FROM chunks WHERE chunk_id = ANY(:ids)"
         )
-        with self.engine.connect() as conn:
+        with self._connect() as conn:
             rows = conn.execute(sql, params).all()
         return [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
                          min(1.0, max(0.0, float(r.score))), r.parent_id, as_array(r.embedding))

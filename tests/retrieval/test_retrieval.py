@@ -254,6 +254,31 @@ def test_every_expansion_rule_fires_on_its_trigger_and_adds_what_is_missing():
         assert len(variants) == 2 and all(term in variants[1] for term in rule.adds)
 
 
+def test_a_questions_candidate_lists_are_read_in_one_transaction(indexed, embedder):
+    """issue 16 item 3: dense, child and parent lexical lists for every variant and the hydration share one
+    connection (one pool checkout), with the same facts as the per-list connections they replaced."""
+    from sqlalchemy import event
+
+    from citestream.retrieval.candidates import gather
+
+    question = "What does guidance say about continuous processing of drug products?"
+    variants = expand_query(question)
+    vectors = embedder.embed(variants)
+    checkouts: list[object] = []
+    listener = lambda *args: checkouts.append(args)  # noqa: E731
+    event.listen(indexed.engine.pool, "checkout", listener)
+    try:
+        candidates = gather(variants, vectors, "MIXED", indexed, RetrievalPolicy(), 8)
+    finally:
+        event.remove(indexed.engine.pool, "checkout", listener)
+    assert len(variants) == 2 and len(checkouts) == 1
+    assert candidates.hits
+    per_list = ChunkSearch(indexed.engine)
+    with indexed.reading(100) as reader:
+        assert reader.lexical(question, "MIXED", 10) == per_list.lexical(question, "MIXED", 10)
+        assert reader.dense(vectors[0], "MIXED", 10) == per_list.dense(vectors[0], "MIXED", 10)
+
+
 def test_a_new_rule_is_one_line_in_the_table():
     rules = (*EXPANSION_RULES, ExpansionRule("pqs", ("pharmaceutical quality system", "ICH Q10")))
     assert expand_query("What is a PQS?", rules)[1] == "What is a PQS? pharmaceutical quality system ICH Q10"

@@ -56,6 +56,16 @@ def sample_units(chunks: list[CorpusChunk], total: int, seed: int = 20261123) ->
     return picked
 
 
+def round_robin(units: list[tuple[CorpusChunk, int]]) -> list[tuple[CorpusChunk, int]]:
+    """One unit of each document in turn, so a run stopped early still covers every document (in document order,
+    the first 341 questions covered 3 of the 19 PDFs)."""
+    by_pdf: dict[str, list[tuple[CorpusChunk, int]]] = {}
+    for unit in units:
+        by_pdf.setdefault(unit[0].pdf, []).append(unit)
+    queues = [by_pdf[pdf] for pdf in sorted(by_pdf)]
+    return [queue[n] for n in range(max(map(len, queues), default=0)) for queue in queues if n < len(queue)]
+
+
 def prompt_for(chunk: CorpusChunk, unit_index: int, style: str) -> str:
     before = chunk.units[unit_index - 1] if unit_index > 0 else ""
     return (f"From the guidance \"{document_title(chunk.pdf)}\" ({chunk.authority}), section "
@@ -95,7 +105,8 @@ def generate(chunks: list[CorpusChunk], model_path: str, out: Path, total: int =
     done = set()
     if out.exists():
         done = {json.loads(line)["id"] for line in out.read_text().splitlines() if line.strip()}
-    todo = [(c, i, s) for c, i in sample_units(chunks, total) for s in styles if item_id(c, i, s) not in done]
+    todo = [(c, i, s) for c, i in round_robin(sample_units(chunks, total)) for s in styles
+            if item_id(c, i, s) not in done]
     if not todo:
         return 0
     llm = Llama(model_path=model_path, n_ctx=2048, n_threads=threads, seed=0, verbose=False)
