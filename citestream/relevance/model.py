@@ -155,11 +155,15 @@ class RelevanceModel:
         return (1 - self.embedding_weight) * p + self.embedding_weight * cosine
 
     def _cross(self, question: str, texts: list[str]) -> np.ndarray:
-        """P(answers) from the cross-encoder, in input order; pairs go in sorted by length (less padding)."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        logits = np.zeros(len(texts), dtype=np.float64)
+        return self.cross_pairs([(question, text) for text in texts])
+
+    def cross_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """P(answers) from the cross-encoder alone for (question, text) pairs, in input order, uncached; pairs go
+        in sorted by length (less padding). Pairs of several questions may share a call (bench/batching.py)."""
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        logits = np.zeros(len(pairs), dtype=np.float64)
         logits[order] = np.asarray(self._encoder.predict(
-            [(question, texts[i]) for i in order], batch_size=self.batch_size, activation_fn=_identity(),
+            [pairs[i] for i in order], batch_size=self.batch_size, activation_fn=_identity(),
             show_progress_bar=False, convert_to_numpy=True), dtype=np.float64).reshape(-1)
         return sigmoid(logits)
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from ..text import STOPWORDS, normalize, stem
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’.][A-Za-z0-9]+)*")
+# A section or paragraph reference: "505(j)", "314.94(a)(12)". Its letters are what tell 505(j) from 505(c).
+_IDENTIFIER = re.compile(r"\b\d+(?:\.\d+)*(?:\([A-Za-z0-9]{1,4}\))+")
 _PURE_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
 # Hedges and fillers a claim may add without changing what it asserts.
 HEDGES = frozenset("approximately about around roughly nearly almost generally typically usually".split())
@@ -24,6 +26,11 @@ class Term:
     raw: str      # as written
     key: str      # normalised, stemmed
     named: bool   # an acronym, a capitalised name or a token with digits: must be matched exactly
+
+    @property
+    def exact(self) -> bool:
+        """A name or a restrictor: a restatement may not drop or change it ("only sterile" is not "sterile")."""
+        return self.named or self.raw.lower() in RESTRICTORS
 
 
 def _clean(token: str) -> str:
@@ -44,10 +51,16 @@ def _is_named(token: str, first: bool) -> bool:
     return token[:1].isupper() and not first
 
 
+def identifiers(text: str) -> list[str]:
+    """Section references, lower-cased, spaces removed: matched exactly, like names."""
+    return [m.group(0).lower() for m in _IDENTIFIER.finditer(text)]
+
+
 def claim_terms(text: str) -> list[Term]:
-    """Meaning-bearing terms of a claim; pure numbers are left to the numeric check."""
-    out: list[Term] = []
-    seen: set[str] = set()
+    """Meaning-bearing terms of a claim; pure numbers are left to the numeric check, section references
+    (``identifiers``) are names."""
+    out: list[Term] = [Term(ident, ident, True) for ident in dict.fromkeys(identifiers(text))]
+    seen: set[str] = {t.key for t in out}
     for i, tok in enumerate(tokens(text)):
         low = normalize(tok)
         if _PURE_NUMBER.match(low) or low in HEDGES:
@@ -70,7 +83,7 @@ def evidence_keys(text: str) -> list[str]:
         keys.append(stem(low))
         if "-" in low:
             keys.extend(stem(p) for p in low.split("-") if p)
-    return keys
+    return keys + identifiers(text)
 
 
 def _fuzzy(a: str, b: str) -> bool:

@@ -67,3 +67,37 @@ def test_verify_eval_command_gates_on_accuracy(corpus, tmp_path):
     assert passing.returncode == 0, passing.stderr
     assert '"false_passes": []' in passing.stdout
     assert verify_eval("1.01").returncode == 1
+
+
+def _pack(text: str, pdf: str, authority: str):
+    from citestream.models.retrieval import GroundingChunk, GroundingPack
+
+    return GroundingPack(chunks=[GroundingChunk(chunk_id="c1", doc_id="d1", text=text, score=0.9,
+                                                metadata={"pdf": pdf, "page": 1, "authority": authority})])
+
+
+def test_a_restatement_passes_but_a_changed_name_reference_or_restrictor_does_not(relevance):
+    """The model judges the wording; names (also the document's: "ICH Q9" for Q9_Guideline.pdf), section
+    references and restrictors stay exact."""
+    from citestream.models.verify import Claim
+
+    judge = RelevanceJudge(relevance)
+
+    def verdict(claim: str, text: str, pdf: str = "ANDA_Formal_Meetings.pdf", authority: str = "FDA") -> str:
+        return judge.judge(Claim(id="c", text=claim), _pack(text, pdf, authority)).verdict
+
+    stated = ("FDA anticipates that the pre-submission meeting request will be submitted approximately 6 to 8 "
+              "months before submission of the ANDA.")
+    assert verdict("FDA expects a pre-submission meeting request to arrive roughly 6 to 8 months before the ANDA is "
+                   "submitted", stated) == "pass"
+    assert verdict("FDA expects a pre-submission meeting request to arrive roughly 2 to 3 months before the ANDA is "
+                   "submitted", stated) != "pass"
+    risk = "Quantitatively expressed risk uses a numerical probability."
+    assert verdict("In ICH Q9, a quantitatively expressed risk uses a numerical probability", risk,
+                   "Q9_Guideline.pdf", "ICH") == "pass"
+    assert verdict("In ICH Q10, a quantitatively expressed risk uses a numerical probability", risk,
+                   "Q9_Guideline.pdf", "ICH") != "pass"
+    section = "FDA designates as RLDs listed drugs approved for safety and effectiveness under section 505(c)."
+    assert verdict("FDA designates as RLDs listed drugs approved under section 505(j)", section) != "pass"
+    scope = "This policy guide covers sterile as well as non-sterile manufacturing processes."
+    assert verdict("This policy guide covers only sterile manufacturing processes", scope) != "pass"

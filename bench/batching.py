@@ -1,0 +1,91 @@
+"""Does scoring several questions' pairs in one batch make the models cheaper per question? (issue 16 item 2)
+
+Each question's real work for the cross-encoder is built as the retrieve stage builds it: the fused candidates'
+rerank pool, cut into quotable sentence units, the ``relevance_cross_k`` units closest in meaning. The same pairs
+are then scored with questions taken one at a time (what a worker does today) and with 2, 4 and 8 questions'
+pairs in one call (what ``stream.take(n, within=…)`` would hand the model), arms interleaved round by round so a
+busy machine slows them alike. The question embedding is measured the same way (one question per call vs eight).
+Printed: ms per question for each arm, and its ratio to one at a time; scores must not change (max |Δp|).
+
+    BENCH_BATCHING_QUESTIONS=32 BENCH_BATCHING_ROUNDS=3 python -m bench.batching
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from citestream.config import get_settings
+from citestream.embedding import get_embedder
+from citestream.policy import Policy
+from citestream.relevance import relevance_model_for
+from citestream.retrieval.acceptance import rerank_pool
+from citestream.retrieval.candidates import gather
+from citestream.retrieval.expansion import expand_query
+from citestream.store import ChunkSearch, engine_for
+from citestream.text import quotable, sentence_units
+
+from ._support import ensure_corpus, unique_questions
+
+N = int(os.environ.get("BENCH_BATCHING_QUESTIONS", "32"))
+ROUNDS = int(os.environ.get("BENCH_BATCHING_ROUNDS", "3"))
+GROUPS = (1, 2, 4, 8)
+
+
+def question_pairs(questions: list[str]) -> list[list[tuple[str, str]]]:
+    """Per question, the (question, sentence) pairs its retrieval hands the cross-encoder."""
+    policy, settings = Policy(), get_settings()
+    search, embedder = ChunkSearch(engine_for()), get_embedder()
+    cross_k = settings.relevance_cross_k or 10**6
+    out = []
+    for question in questions:
+        variants = expand_query(question)
+        candidates = gather(variants, embedder.embed(variants), "MIXED", search, policy.retrieval,
+                            policy.retrieval.top_k)
+        units = list(dict.fromkeys(u for hit in rerank_pool(candidates, policy.retrieval, policy.relevance.rerank_pool)
+                                   for u in ([u for u in sentence_units(hit.text) if quotable(u)] or [hit.text])))
+        vectors = embedder.embed([question, *units])
+        closest = np.argsort(-(vectors[1:] @ vectors[0]), kind="stable")[:cross_k]
+        out.append([(question, units[i]) for i in sorted(closest)])
+    return out
+
+
+def main() -> None:
+    ensure_corpus()
+    questions = unique_questions(N, "batching")
+    pairs = question_pairs(questions)
+    model, embedder = relevance_model_for(get_settings()), get_embedder()
+    model.cross_pairs(pairs[0][:4])  # warm up
+    spent = {g: 0.0 for g in GROUPS}
+    embed_spent = {1: 0.0, 8: 0.0}
+    scores: dict[int, np.ndarray] = {}
+    for _ in range(ROUNDS):
+        for group in GROUPS:
+            got = []
+            started = time.perf_counter()
+            for start in range(0, N, group):
+                got.append(model.cross_pairs([p for q in pairs[start:start + group] for p in q]))
+            spent[group] += time.perf_counter() - started
+            scores[group] = np.concatenate(got)
+        for group in embed_spent:
+            started = time.perf_counter()
+            for start in range(0, N, group):
+                embedder.embed(questions[start:start + group])
+            embed_spent[group] += time.perf_counter() - started
+    per_question = sum(map(len, pairs)) / N
+    print(f"{N} questions, {per_question:.1f} cross-encoder pairs each (relevance_cross_k "
+          f"{get_settings().relevance_cross_k}), {ROUNDS} rounds, model {model.encoder_name}")
+    print(f"{'questions per call':<20}{'ms/question':>12}{'vs one':>8}{'max |Δp|':>10}")
+    one = spent[1] / (N * ROUNDS) * 1000
+    for group in GROUPS:
+        ms = spent[group] / (N * ROUNDS) * 1000
+        print(f"{group:<20}{ms:>12.1f}{ms / one:>8.2f}{float(np.abs(scores[group] - scores[1]).max()):>10.1e}")
+    single, batched = (embed_spent[g] / (N * ROUNDS) * 1000 for g in (1, 8))
+    print(f"question embedding: {single:.1f} ms/question one at a time, {batched:.1f} in calls of 8 "
+          f"({batched / single:.2f})")
+
+
+if __name__ == "__main__":
+    main()
