@@ -8,19 +8,18 @@ if that sentence also agrees with it on every number, unit and polarity. Fail cl
   negation on one side only, an opposite direction ("increase" / "decrease") or swapped roles is ``fail``.
 * A claim passes on the first of the ``CANDIDATES`` best units above the threshold that states all of it: every
   number, every restrictor ("only", "all"), every name (acronyms, capitalised names, section references such as
-  505(j): exactly, in the unit or
-  in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf), and the other words by stem —
-  unless the model judges the unit a restatement of the claim (``paraphrase_threshold``): then the other words
-  may be the unit's own ("expects … to arrive" for "anticipates … will be submitted"). Names and numbers stay
-  exact because the model does not see that "pilot scale" is not "commercial scale", or 505(j) not 505(c).
+  505(j): exactly, in the unit or in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf), and
+  the other words by stem — unless the model judges the unit a restatement of the claim
+  (``paraphrase_threshold``): then the other words may be the unit's own ("expects … to arrive" for "anticipates
+  … will be submitted"). Names and numbers stay exact because the model does not see that "pilot scale" is not
+  "commercial scale", or 505(j) not 505(c).
   Otherwise ``unclear``. Only ``pass`` carries the unit quoted as evidence.
 """
 
 from __future__ import annotations
 
-from ..models.retrieval import GroundingPack
+from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verify import Claim, ClaimVerdict, EvidenceRef
-from ..models.retrieval import GroundingChunk
 from ..text import file_name_words, sentence_units, words
 from .checks import direction_conflict, negated, negated_where, swapped_roles
 from .numbers import check_numbers

@@ -52,7 +52,7 @@ def _is_named(token: str, first: bool) -> bool:
 
 
 def identifiers(text: str) -> list[str]:
-    """Section references, lower-cased, spaces removed: matched exactly, like names."""
+    """Section references, lower-cased: matched exactly, like names."""
     return [m.group(0).lower() for m in _IDENTIFIER.finditer(text)]
 
 
