@@ -25,7 +25,7 @@ from citestream.retrieval.acceptance import rerank_pool
 from citestream.retrieval.candidates import gather
 from citestream.retrieval.expansion import expand_query
 from citestream.store import ChunkSearch, engine_for
-from citestream.text import quotable, sentence_units
+from citestream.text import scored_units
 
 from ._support import ensure_corpus, unique_questions
 
@@ -44,8 +44,8 @@ def question_pairs(questions: list[str]) -> list[list[tuple[str, str]]]:
         variants = expand_query(question)
         candidates = gather(variants, embedder.embed(variants), "MIXED", search, policy.retrieval,
                             policy.retrieval.top_k)
-        units = list(dict.fromkeys(u for hit in rerank_pool(candidates, policy.retrieval, policy.relevance.rerank_pool)
-                                   for u in ([u for u in sentence_units(hit.text) if quotable(u)] or [hit.text])))
+        pool = rerank_pool(candidates, policy.retrieval, policy.relevance.rerank_pool)
+        units = list(dict.fromkeys(u for hit in pool for u in scored_units(hit.text)))
         vectors = embedder.embed([question, *units])
         closest = np.argsort(-(vectors[1:] @ vectors[0]), kind="stable")[:cross_k]
         out.append([(question, units[i]) for i in sorted(closest)])

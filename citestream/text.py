@@ -102,6 +102,12 @@ def quotable(unit: str) -> bool:
     return MIN_UNIT_WORDS <= n <= MAX_UNIT_WORDS and not is_injection(unit)
 
 
+def scored_units(passage: str) -> list[str]:
+    """The units a passage is scored and quoted by: its quotable sentence units, or the passage itself when it has
+    none."""
+    return [u for u in sentence_units(passage) if quotable(u)] or [passage]
+
+
 def _clauses(piece: str) -> list[str]:
     if len(piece.split()) <= MAX_UNIT_WORDS:
         return [piece]

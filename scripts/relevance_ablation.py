@@ -29,7 +29,7 @@ from citestream.deps import get_deps
 from citestream.eval.sets import DEV_SET, contains_phrase, load_set
 from citestream.relevance import RelevanceModel
 from citestream.relevance.training.train import auc
-from citestream.text import quotable, sentence_units
+from citestream.text import scored_units
 
 
 def dev_pools() -> list[dict]:
@@ -38,7 +38,7 @@ def dev_pools() -> list[dict]:
     for item, pool in rerank_pools(deps, load_set(DEV_SET)):
         units, good = [], []
         for hit in pool:
-            for unit in [u for u in sentence_units(hit.text) if quotable(u)] or [hit.text]:
+            for unit in scored_units(hit.text):
                 units.append(unit)
                 good.append((hit.pdf, hit.page) in item.expected_pages
                             and bool(contains_phrase(unit, item.must_contain_any)))

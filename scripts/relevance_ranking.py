@@ -28,7 +28,7 @@ from citestream.retrieval.acceptance import rerank_pool
 from citestream.retrieval.candidates import gather
 from citestream.retrieval.expansion import expand_query
 from citestream.retrieval.lexicon import corpus_lexicon
-from citestream.text import quotable, sentence_units
+from citestream.text import scored_units
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
 
@@ -48,7 +48,7 @@ def main() -> int:
         expected = item.expected_pages
         passages = []
         for hit in pool:
-            units = [u for u in sentence_units(hit.text) if quotable(u)] or [hit.text]
+            units = scored_units(hit.text)
             on_page = (hit.pdf, hit.page) in expected
             passages.append({
                 "good": on_page and bool(contains_phrase(hit.text, item.must_contain_any)),
