@@ -2,10 +2,10 @@
 
 Each question's real work for the cross-encoder is built as the retrieve stage builds it: the fused candidates'
 rerank pool, cut into quotable sentence units, the ``relevance_cross_k`` units closest in meaning. The same pairs
-are then scored with questions taken one at a time (what a worker does today) and with 2, 4 and 8 questions'
-pairs in one call (what ``stream.take(n, within=…)`` would hand the model), arms interleaved round by round so a
-busy machine slows them alike. The question embedding is measured the same way (one question per call vs eight).
-Printed: ms per question for each arm, and its ratio to one at a time; scores must not change (max |Δp|).
+are then scored with questions taken one at a time and with 2, 4 and 8 questions' pairs in one call (what the
+model's ``Coalescer`` makes of the retrieve agent's groups of ``questions_together``), arms interleaved round by
+round so a busy machine slows them alike. The question embedding is measured the same way (one question per call
+vs eight). Printed: ms per question for each arm, and its ratio to one at a time; scores must not change (max |Δp|).
 
     BENCH_BATCHING_QUESTIONS=32 BENCH_BATCHING_ROUNDS=3 python -m bench.batching
 """
@@ -36,9 +36,8 @@ GROUPS = (1, 2, 4, 8)
 
 def question_pairs(questions: list[str]) -> list[list[tuple[str, str]]]:
     """Per question, the (question, sentence) pairs its retrieval hands the cross-encoder."""
-    policy, settings = Policy(), get_settings()
+    policy, model = Policy(), relevance_model_for(get_settings())
     search, embedder = ChunkSearch(engine_for()), get_embedder()
-    cross_k = settings.relevance_cross_k or 10**6
     out = []
     for question in questions:
         variants = expand_query(question)
@@ -47,7 +46,7 @@ def question_pairs(questions: list[str]) -> list[list[tuple[str, str]]]:
         pool = rerank_pool(candidates, policy.retrieval, policy.relevance.rerank_pool)
         units = list(dict.fromkeys(u for hit in pool for u in scored_units(hit.text)))
         vectors = embedder.embed([question, *units])
-        closest = np.argsort(-(vectors[1:] @ vectors[0]), kind="stable")[:cross_k]
+        closest = model.read_by_cross_encoder(np.clip(vectors[1:] @ vectors[0], 0.0, 1.0))
         out.append([(question, units[i]) for i in sorted(closest)])
     return out
 

@@ -6,7 +6,9 @@ relevance model's cache) over the ingested ../shared/corpus, relevance model on.
 
 * the questions' own embedding, one at a time: the one model pass a question needs at the least;
 * the stage functions in-process, one question at a time;
-* one worker through Kafka, all questions published at once (latency includes the queue);
+* one worker through Kafka, all questions published at once (latency includes the queue), its retrieve agent
+  taking questions in groups of ``questions_together`` (their model passes batched), and the same worker taking
+  them one at a time (``CITESTREAM_QUESTIONS_TOGETHER=1``);
 * two workers in one consumer group (the topics' 4 partitions split between them), each with one torch thread,
   so that the two of them use the machine's two cores as one worker does.
 
@@ -63,9 +65,9 @@ def run_inprocess(deps: Deps) -> dict:
     return _row(latencies, time.monotonic() - started)
 
 
-def run_stream(workers: int, tag: str) -> dict:
+def run_stream(workers: int, tag: str, env: dict[str, str] | None = None) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="citestream-bench-"))
-    env = {"OMP_NUM_THREADS": "1"} if workers > 1 else {}
+    env = {**({"OMP_NUM_THREADS": "1"} if workers > 1 else {}), **(env or {})}
     started_workers: list[Worker] = []
     try:
         for i in range(workers):
@@ -89,18 +91,22 @@ def main() -> None:
     deps.warm()
     embed = run_embedding(deps)
     inproc = run_inprocess(deps)
+    single = run_stream(1, "single", {"CITESTREAM_QUESTIONS_TOGETHER": "1"})
     one = run_stream(1, "one")
     two = run_stream(2, "two")
     print(f"\n{N} distinct questions per arm over ../shared/corpus, extractive backend, relevance model on "
           f"({deps.relevance.name}, cross_k {deps.relevance.cross_k}), 2 cores")
-    print(f"{'arm':<40}{'answered':>9}{'q/s':>9}{'p50 ms':>10}{'p99 ms':>10}")
+    together = get_settings().questions_together
+    print(f"{'arm':<48}{'answered':>9}{'q/s':>9}{'p50 ms':>10}{'p99 ms':>10}")
     for name, r in (("question embedding alone, one at a time", embed),
                     ("stage functions in-process", inproc),
-                    ("five agents via Kafka, one worker", one),
+                    ("five agents via Kafka, one worker, one at a time", single),
+                    (f"five agents via Kafka, one worker, {together} together", one),
                     ("five agents via Kafka, two workers", two)):
-        print(f"{name:<40}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}")
+        print(f"{name:<48}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}")
     print(f"system (one worker) / question embedding: {one['qps'] / embed['qps']:.3f}")
     print(f"stream (one worker) / in-process: {one['qps'] / inproc['qps']:.2f}")
+    print(f"{together} together / one at a time (one worker): {one['qps'] / single['qps']:.2f}")
     print(f"two workers / one worker: {two['qps'] / one['qps']:.2f}")
     print("(stream latency is measured from publish with all questions sent at once, so it includes queueing)")
 

@@ -58,6 +58,11 @@ class Settings(BaseSettings):
     relevance_cross_k: int = Field(
         24, ge=0, description="Texts per scoring call read by the cross-encoder, the cosine's best first; "
                              "the rest score their cosine share (0 = every text)")
+    questions_together: int = Field(
+        4, ge=1, description="Questions the retrieve agent takes at once and runs side by side, so their model "
+                             "passes are batched (1 = one at a time)")
+    questions_together_within_ms: float = Field(
+        10, gt=0, description="How long the retrieve agent waits to fill a group before it runs what it has")
     relevance_backstop: float | None = Field(None, description="Override the policy's relevance backstop")
     relevance_fact_floor: float | None = Field(None, description="Override the policy's Phase B relevance floor")
     relevance_answer_threshold: float | None = Field(

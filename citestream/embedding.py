@@ -15,6 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .batching import Coalescer, split_rows
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -64,6 +66,7 @@ class Embedder:
         with quiet_model_loading():
             self._model = SentenceTransformer(model_path(), device="cpu")
         self._lock = threading.Lock()  # one forward pass at a time; torch uses both cores per call
+        self._together = Coalescer(self._embed_calls, "embedding")
 
     def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         """Vectors in input order. Batches are formed by token count, not character count (what
@@ -83,6 +86,14 @@ class Embedder:
                     convert_to_numpy=True, show_progress_bar=False,
                 )
         return vectors
+
+    def embed_together(self, texts: Sequence[str]) -> np.ndarray:
+        """``embed`` for a question's few texts, in one pass with the texts of other questions asked meanwhile
+        (``batching.Coalescer``): 14 → 5 ms a question in passes of eight (bench/batching.py)."""
+        return self._together(list(texts))
+
+    def _embed_calls(self, calls: list[list[str]]) -> list[np.ndarray]:
+        return split_rows(self.embed([t for texts in calls for t in texts]), [len(texts) for texts in calls])
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]

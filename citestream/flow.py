@@ -47,6 +47,10 @@ class Step:
     """A question on its way: a stage error still ends in a failure answer on ``answers``."""
     counts_fallback: bool = False
     """Counts the output's ``fallback_used`` in the fallback metric."""
+    takes_together: bool = False
+    """Takes up to ``questions_together`` records at once and runs them side by side: the stage where the models'
+    passes are heaviest, so calls that meet are batched (``batching.Coalescer``). Each record is still decoded,
+    admitted, published and recorded on its own."""
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(self.run)
@@ -75,7 +79,7 @@ def _answer_status(answer: typing.Any) -> str:
 
 QUESTION_PATH: tuple[Step, ...] = (
     Step("retrieve", "questions", "qa.facts", stages.retrieve_facts, _state("retrieved"),
-         admits_requests=True, answers_on_failure=True, counts_fallback=True),
+         admits_requests=True, answers_on_failure=True, counts_fallback=True, takes_together=True),
     Step("filter", "qa.facts", "qa.relevant", stages.filter_relevant, _state("filtered"), answers_on_failure=True),
     Step("assemble", "qa.relevant", "qa.prompts", stages.assemble_prompt, _state("assembled"),
          answers_on_failure=True),

@@ -28,6 +28,9 @@ FALLBACK = Counter("citestream_retrieval_fallback_total", "Questions answered fr
 OUTCOMES = Counter("citestream_outcomes_total", "Terminal outcomes written to answers", ["outcome"])
 REDRIVEN = Counter("citestream_reconciler_redriven_total", "Questions the reconciler re-published")
 PENDING = Gauge("citestream_reconciler_pending", "Questions seen on `questions` without an outcome yet")
+MODEL_BATCH_ITEMS = Histogram("citestream_model_batch_items",
+                              "Calls served by one model pass (batching across questions)", ["model"],
+                              buckets=(1, 2, 3, 4, 6, 8, 12, 16))
 CONSUMER_LAG = Gauge("citestream_consumer_lag", "Highwater minus committed offset per topic partition",
                      ["topic", "partition"])
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..batching import Coalescer, split_rows
 from ..embedding import quiet_model_loading
 from ..text import scored_units
 
@@ -83,6 +84,7 @@ class RelevanceModel:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._blends = Coalescer(self._blend_many, "relevance")
         self.metadata: dict = {}
         folder = Path(name_or_path) if name_or_path else SHIPPED_DIR
         if (folder / DELTA_FILE).is_file():  # our compact artifact (shipped, or from `citestream model train`)
@@ -116,14 +118,18 @@ class RelevanceModel:
                     todo.setdefault(text, []).append(i)
                 else:
                     out[i] = hit
-            if todo:
-                unique = list(todo)
-                for text, p in zip(unique, self._blend(question, unique)):
-                    self._cache[(question, text)] = float(p)
-                    for i in todo[text]:
-                        out[i] = p
-                while len(self._cache) > CACHE_SIZE:
-                    self._cache.popitem(last=False)
+        if not todo:
+            return out
+        unique = list(todo)
+        scored = self._blends((question, unique))  # with the calls of other questions waiting meanwhile
+        with self._lock:
+            for text, p in zip(unique, scored):
+                p = self._cache.setdefault((question, text), float(p))  # the first score stays (another thread's)
+                for i in todo[text]:
+                    out[i] = p
+                self._cache.move_to_end((question, text))
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
         return out
 
     def score_passages(self, question: str, passages: Sequence[str]) -> np.ndarray:
@@ -140,22 +146,33 @@ class RelevanceModel:
             start += len(group)
         return out
 
-    def _blend(self, question: str, texts: list[str]) -> np.ndarray:
-        cosine = None
-        chosen = list(range(len(texts)))
-        if self.embedding_weight:
-            vectors = self._embeddings([question, *texts])
-            cosine = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
-            if self.cross_k and len(texts) > self.cross_k:
-                chosen = [int(i) for i in np.argsort(-cosine, kind="stable")[:self.cross_k]]
-        p = np.zeros(len(texts), dtype=np.float64)
-        p[chosen] = self._cross(question, [texts[i] for i in chosen])
-        if cosine is None:
-            return p
-        return (1 - self.embedding_weight) * p + self.embedding_weight * cosine
+    def _blend_many(self, calls: list[tuple[str, list[str]]]) -> list[np.ndarray]:
+        """The blend for several questions' texts: their embeddings in one pass, their cross-encoder pairs in one
+        pass (``Coalescer`` hands in the calls that met; bench/batching.py measures what it saves)."""
+        if not self.embedding_weight:
+            return split_rows(self.cross_pairs([(q, t) for q, texts in calls for t in texts]),
+                              [len(texts) for _, texts in calls])
+        with self._lock:
+            vectors = self._embeddings([x for q, texts in calls for x in (q, *texts)])
+        cosines, start = [], 0
+        for _, texts in calls:
+            cosines.append(np.clip(vectors[start + 1:start + 1 + len(texts)] @ vectors[start], 0.0, 1.0))
+            start += 1 + len(texts)
+        chosen = [self.read_by_cross_encoder(c) for c in cosines]
+        flat = self.cross_pairs([(q, texts[i]) for (q, texts), idx in zip(calls, chosen) for i in idx])
+        out, start = [], 0
+        for cosine, idx in zip(cosines, chosen):
+            p = np.zeros(len(cosine), dtype=np.float64)
+            p[idx] = flat[start:start + len(idx)]
+            start += len(idx)
+            out.append((1 - self.embedding_weight) * p + self.embedding_weight * cosine)
+        return out
 
-    def _cross(self, question: str, texts: list[str]) -> np.ndarray:
-        return self.cross_pairs([(question, text) for text in texts])
+    def read_by_cross_encoder(self, cosine: np.ndarray) -> list[int]:
+        """Which of a call's texts the cross-encoder reads: the ``cross_k`` the embedding cosine ranks highest."""
+        if self.cross_k and len(cosine) > self.cross_k:
+            return [int(i) for i in np.argsort(-cosine, kind="stable")[:self.cross_k]]
+        return list(range(len(cosine)))
 
     def cross_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """P(answers) from the cross-encoder alone for (question, text) pairs, in input order, uncached; pairs go

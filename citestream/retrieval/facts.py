@@ -28,7 +28,7 @@ def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder
                   relp: RelevancePolicy | None = None) -> tuple[Accepted, RetrievalTrace]:
     """The one retrieval path shared by the retrieve agent and the GroundingPack builder."""
     variants = expand_query(query, lexicon=corpus_lexicon(index) if rp.corpus_variant else None)
-    candidates = gather(variants, embedder.embed(variants), scope, index, rp, k)
+    candidates = gather(variants, embedder.embed_together(variants), scope, index, rp, k)
     scores = None
     stages = list(candidates.trace.stages)
     if relevance is not None:

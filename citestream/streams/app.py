@@ -158,13 +158,22 @@ class StageAgent:
         self.sink_topic = kafka_topic(step.sink)
 
     async def __call__(self, stream) -> None:
-        async for event in stream.events():
-            try:
-                await self.process(event)
-            except Exception:  # nothing a record does may stop the agent; the reconciler re-drives questions
-                metrics.FAILED.labels(self.step.stage).inc()
-                log.exception("stage=%s could not process the record at %s[%d]@%d", self.step.stage,
-                              self.step.source, event.message.partition, event.message.offset)
+        together = settings.questions_together if self.step.takes_together else 1
+        if together == 1:
+            async for event in stream.events():
+                await self.process_safely(event)
+            return
+        # the group's offsets are acknowledged once every record of it is done (faust acks after the loop body)
+        async for events in stream.take_events(together, within=settings.questions_together_within_ms / 1000):
+            await asyncio.gather(*(self.process_safely(event) for event in events))
+
+    async def process_safely(self, event: faust.EventT) -> None:
+        try:
+            await self.process(event)
+        except Exception:  # nothing a record does may stop the agent; the reconciler re-drives questions
+            metrics.FAILED.labels(self.step.stage).inc()
+            log.exception("stage=%s could not process the record at %s[%d]@%d", self.step.stage,
+                          self.step.source, event.message.partition, event.message.offset)
 
     async def process(self, event: faust.EventT) -> None:
         stage = self.step.stage

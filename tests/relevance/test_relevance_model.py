@@ -120,3 +120,39 @@ def test_a_text_is_embedded_once_whatever_the_question(monkeypatch):
     assert sorted(embedded) == sorted([QUESTION, "Who pays the application fee?", *texts])
     model.clear_cache()
     assert np.allclose(model.score(QUESTION, texts), first, atol=1e-6)
+
+
+def test_questions_scored_at_the_same_time_share_a_pass_and_score_as_alone(embedder):
+    """Retrieve runs several questions side by side; their calls that meet go through the models in one pass
+    (batching.Coalescer), and each question's scores are those it gets alone."""
+    import threading
+
+    texts = [ANSWER, "The NDA must include the proposed labeling for the drug.", "Fees are paid in advance."]
+    questions = [QUESTION, "Who pays the application fee?", "What must an NDA include?", "When is a fee due?"]
+    alone = RelevanceModel("")
+    expected = {q: alone.score(q, texts) for q in questions}
+    model = RelevanceModel("")
+    passes: list[int] = []
+    run = model._blends._run
+
+    def counted(calls):
+        if not passes:  # hold the first pass until the other three wait
+            while len(model._blends._pending) < len(questions) - 1:
+                threading.Event().wait(0.005)
+        passes.append(len(calls))
+        return run(calls)
+
+    model._blends._run = counted
+    got: dict[str, np.ndarray] = {}
+    threads = [threading.Thread(target=lambda q=q: got.__setitem__(q, model.score(q, texts))) for q in questions]
+    for t in threads:
+        t.start()
+        threading.Event().wait(0.02)
+    for t in threads:
+        t.join(timeout=60)
+    assert passes == [1, 3]
+    for q in questions:
+        assert np.allclose(got[q], expected[q], atol=1e-5), q
+    vectors = embedder.embed(questions)
+    together = embedder.embed_together(questions[:2])
+    assert np.allclose(together, vectors[:2], atol=1e-6)

@@ -54,6 +54,32 @@ def test_answers_cite_ingested_chunks(worker, engine):
     assert "80%" in replies[questions[1].request_id].answer_text
 
 
+def test_questions_published_together_are_answered_once_each_as_if_alone(worker, engine, settings):
+    """The retrieve agent takes questions in groups and runs them side by side (their model passes batched): each
+    still gets its one answer, its one ledger row, and the answer the stage functions give it alone in-process."""
+    from citestream.deps import Deps
+    from citestream.pipeline import answer_inprocess
+
+    asked = ["By how much do DOACs such as apixaban reduce stroke risk in atrial fibrillation?",
+             "What complete remission rates has CD19 CAR-T cell therapy achieved in ALL?",
+             "By how much did lecanemab slow cognitive decline?",
+             "What does lecanemab target in early Alzheimer's disease?",
+             "Who won the 1998 football world cup?",
+             "What is the boiling point of liquid nitrogen at sea level?"]
+    questions = [_ask(q) for q in asked]
+    replies, _ = ask_many(questions, timeout_s=120)
+    deps = Deps(settings)
+    for q in questions:
+        answer = replies[q.request_id]
+        alone = answer_inprocess(q.model_copy(update={"request_id": new_request_id("alone")}), deps)
+        assert (answer.status, answer.answer_text) == (alone.status, alone.answer_text), q.question
+        assert [t.stage for t in answer.trace] == ["retrieve", "filter", "assemble", "generate", "validate"]
+        assert _outcome(engine, q.request_id) == answer.status
+        ledger = Ledger(engine)
+        assert len(ledger.entries_for(q.request_id)) == len(ledger.entries_for(alone.request_id)) <= 1
+    assert sum(replies[q.request_id].status == "answered" for q in questions) >= 4
+
+
 def test_unanswerable_question_gets_the_exact_refusal(worker, engine):
     q = _ask("What is the boiling point of liquid nitrogen at sea level?")
     replies, _ = ask_many([q], timeout_s=90)
