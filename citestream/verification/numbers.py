@@ -23,7 +23,9 @@ _UNITS = {
 }
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
-                 "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100}
+                 "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100, "single": 1}
+_PRONOUN_BEFORE = re.compile(r"(?:^|\W)(?:the|this|that|each|every|any|no|another|which)(?:\s+[a-z]+)?\s+$", re.I)
+"""What makes "one" a pronoun, not a number: "the original one goes back", "each one"."""
 _CMP = "|".join(f"(?:{p})" for p, _ in _COMPARATORS)
 _QUANTITY = re.compile(
     rf"(?:(?<![A-Za-z])(?P<cmp>{_CMP})\s*)?(?<![A-Za-z0-9.\-])(?P<num>\d+(?:,\d{{3}})*(?:\.\d+)?|"
@@ -72,6 +74,8 @@ def quantities(text: str, claim: bool = False) -> list[Quantity]:
         if raw in _NUMBER_WORDS and not m["unit"]:
             continue  # "one of the", "two sections": number words only count with a unit
         unit = _UNITS.get((m["unit"] or "").lower().replace(" ", "")) if m["unit"] else None
+        if raw == "one" and unit is None and _PRONOUN_BEFORE.search(text[:m.start("num")]):
+            continue
         low, high = _interval(value, _comparator(m["cmp"]), claim)
         out.append(Quantity(value, unit, low, high, m.group(0).strip()))
     return out

@@ -90,6 +90,16 @@ def test_quantity_intervals():
     assert check_numbers("12 months", "18 months").conflicting
 
 
+def test_a_single_is_one_and_the_pronoun_one_is_no_quantity():
+    """"in one species" is stated by "in a single species"; "the original one goes back" claims no amount."""
+    assert check_numbers("general toxicity in one species", "toxicity in a single species").unsupported == []
+    assert check_numbers("toxicity in one species", "toxicity in two species").unsupported != []
+    assert check_numbers("a single dose", "the dose").unsupported != []  # still a quantity to be stated
+    assert check_numbers("even if the original one goes back on the market", "resumes marketing").unsupported == []
+    assert check_numbers("each one of them is reviewed", "all are reviewed").unsupported == []
+    assert check_numbers("the one-year period", "the two-year period").conflicting  # with a unit it is a number
+
+
 @pytest.mark.parametrize("claim", [
     "Lecanemab targets tau protein tangles",                          # entity swapped: amyloid-beta vs tau
     "Lecanemab targets soluble tau protofibrils",                     # one word swapped, the rest matches
