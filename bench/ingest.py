@@ -3,8 +3,9 @@
 One process, one model, one run, in this order:
 
 1. *parse + chunk only*: every PDF parsed and chunked, no model, no database;
-   this gives the exact texts ingestion embeds (section + chunk text).
-2. *raw embedding (before)*: those texts in one ``Embedder.embed`` call (same
+   this gives the exact texts ingestion embeds (section + chunk text, and each document's distinct sentence
+   units, whose vectors the relevance model reads at question time).
+2. *raw embedding (before)*: those texts in two ``Embedder.embed`` calls, chunks then units (same
    model, same batch size, nothing else running in the process).
 3. *ingest (end to end)*: a fresh, migrated database; the corpus ingested by
    the code behind ``citestream ingest`` (the next file parsed and the
@@ -49,6 +50,7 @@ from citestream.config import PROJECT_ROOT, get_settings
 from citestream.embedding import get_embedder
 from citestream.ingest import pdf_paths
 from citestream.ingest.pipeline import embedding_input, from_pdf, plan_chunks
+from citestream.text import scored_units
 from citestream.ingest.runner import ingest_paths
 from citestream.store import ChunkStore
 from citestream.store.db import make_engine, sqlalchemy_url
@@ -114,9 +116,12 @@ def main() -> None:
     rss_before = peak_rss_mb()
 
     with Step("parse + chunk only") as parse:
-        texts = [embedding_input(c) for f in files for c in plan_chunks(from_pdf(f))[0]]
+        plans = [plan_chunks(from_pdf(f))[0] for f in files]
+        texts = [embedding_input(c) for children in plans for c in children]
+        units = [u for children in plans for u in dict.fromkeys(u for c in children for u in scored_units(c.text))]
     with Step("raw embedding (before)") as raw_before:
         embedder.embed(texts)
+        embedder.embed(units)
 
     dsn = fresh_database()
     engine = make_engine(dsn)
@@ -130,6 +135,7 @@ def main() -> None:
             drop_database(dsn)
     with Step("raw embedding (after)") as raw_after:
         embedder.embed(texts)
+        embedder.embed(units)
 
     chunks, pages = summary.chunks, summary.pages
     assert chunks == len(texts), (chunks, len(texts))
@@ -137,7 +143,7 @@ def main() -> None:
     raw_cps = 2 * len(texts) / (raw_before.seconds + raw_after.seconds)
     spread = abs(raw_before.seconds - raw_after.seconds) / min(raw_before.seconds, raw_after.seconds)
     print(f"corpus: {CORPUS} ({len(files)} PDFs, {pages} pages, {chunks} child chunks, "
-          f"mean {sum(map(len, texts)) / len(texts):.0f} chars embedded)")
+          f"mean {sum(map(len, texts)) / len(texts):.0f} chars embedded; {len(units)} sentence units)")
     print(f"{'':28}{'seconds':>9}{'pages/s':>10}{'chunks/s':>10}{'cpu s':>9}   load")
     print(parse.row(pages, chunks))
     print(raw_before.row(None, chunks))

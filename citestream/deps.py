@@ -96,8 +96,11 @@ class Deps:
     @cached_property
     def relevance(self):
         from .relevance import relevance_model_for
+        from .store import SentenceVectors
 
-        return relevance_model_for(self.settings)
+        model = relevance_model_for(self.settings)
+        model.read_stored_vectors(SentenceVectors(self.engine).fetch)
+        return model
 
     @cached_property
     def llm(self):

@@ -1,5 +1,8 @@
 """Ingest one document: pages → blocks → parent/child chunks → embeddings → one atomic write to Postgres.
 
+Besides each child's own vector, the vectors of its sentence units (the texts the relevance model scores) are
+computed here and kept (``sentence_vectors``), so questions never embed a corpus sentence.
+
 Everything that can fail (parsing, embedding) happens before the transaction
 opens, and the transaction replaces the document's old chunks with the new
 ones, so readers see the old document or the new one, never a mix, and a
@@ -18,6 +21,7 @@ import numpy as np
 from ..core.hashing import sha256_hex
 from ..embedding import Embedder
 from ..store import ChunkRow, ChunkStore, DocumentRow
+from ..text import scored_units
 from .authority import decide_authority, manifest_authorities
 from .chunking import Piece, child_pieces_from_blocks, group_parents
 from .layout import Block, extract_blocks
@@ -26,7 +30,7 @@ from .pdf import read_pages
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-2"
+PIPELINE_VERSION = "ingest-3"
 """Bump when parsing or chunking changes, so unchanged files are re-chunked once (stored in documents.metadata)."""
 PIPELINE_KEY = "_ingest_pipeline"
 
@@ -113,8 +117,11 @@ def build_chunks(doc: SourceDocument, embedder: Embedder) -> list[ChunkRow]:
     children, parents = plan_chunks(doc)
     if not children:
         raise EmptyDocument(f"{doc.pdf}: no extractable text (empty, or image-only without a text layer)")
+    units = [scored_units(c.text) for c in children]
+    unique_units = list(dict.fromkeys(u for group in units for u in group))
     try:
         vectors = embedder.embed([embedding_input(c) for c in children])
+        unit_vectors = dict(zip(unique_units, embedder.embed(unique_units)))
     except Exception as exc:  # any backend failure: report it, write nothing
         raise EmbeddingFailed(f"{doc.pdf}: embedding failed: {type(exc).__name__}: {exc}") from exc
     if len(vectors) != len(children) or not np.isfinite(np.asarray(vectors, dtype=np.float32)).all():
@@ -122,7 +129,8 @@ def build_chunks(doc: SourceDocument, embedder: Embedder) -> list[ChunkRow]:
                               "chunks or non-finite values")
     rows = [
         ChunkRow(chunk_id=f"{doc.doc_id}-chunk-{i}", kind="child", seq=i, page=c.page, text=c.text,
-                 section=c.section, embedding=vectors[i])
+                 section=c.section, embedding=vectors[i],
+                 sentence_vectors={u: unit_vectors[u] for u in units[i]})
         for i, c in enumerate(children)
     ]
     for p, members in enumerate(parents):

@@ -20,17 +20,22 @@ alone, for a model that needs no help).
 
 Scores are cached per (question, text): the generate and validate stages score the same sentences. The embedding
 vectors are cached per text, whatever the question: a stream over one corpus meets the same sentences again and
-again, so after a warm-up the blend's cosine costs a dot product (bench/relevance.py measures both).
+again, so after a warm-up the blend's cosine costs a dot product (bench/relevance.py measures both); a corpus
+sentence's vector is computed at ingest and read from Postgres (``read_stored_vectors``), so no worker warms up.
+
+Calls from several threads that meet are served by one pass of each model (``batching.Coalescer``): the retrieve
+agent runs several questions side by side.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -43,6 +48,7 @@ from ..text import scored_units
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+log = logging.getLogger("citestream.relevance")
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"
 METADATA_FILE = "citestream-model.json"
 DELTA_FILE = "delta.safetensors"
@@ -85,6 +91,7 @@ class RelevanceModel:
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._blends = Coalescer(self._blend_many, "relevance")
+        self._stored_vectors: Callable[[list[str]], dict[str, np.ndarray]] | None = None
         self.metadata: dict = {}
         folder = Path(name_or_path) if name_or_path else SHIPPED_DIR
         if (folder / DELTA_FILE).is_file():  # our compact artifact (shipped, or from `citestream model train`)
@@ -152,8 +159,7 @@ class RelevanceModel:
         if not self.embedding_weight:
             return split_rows(self.cross_pairs([(q, t) for q, texts in calls for t in texts]),
                               [len(texts) for _, texts in calls])
-        with self._lock:
-            vectors = self._embeddings([x for q, texts in calls for x in (q, *texts)])
+        vectors = self._embeddings([x for q, texts in calls for x in (q, *texts)])
         cosines, start = [], 0
         for _, texts in calls:
             cosines.append(np.clip(vectors[start + 1:start + 1 + len(texts)] @ vectors[start], 0.0, 1.0))
@@ -184,17 +190,31 @@ class RelevanceModel:
             show_progress_bar=False, convert_to_numpy=True), dtype=np.float64).reshape(-1)
         return sigmoid(logits)
 
+    def read_stored_vectors(self, fetch: Callable[[list[str]], dict[str, np.ndarray]]) -> None:
+        """Where the sentence vectors ingest computed are read (``store.SentenceVectors.fetch``) before a text is
+        embedded here. A failed read is a miss: the vectors are a cache, the model can always compute them."""
+        self._stored_vectors = fetch
+
     def _embeddings(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors of ``texts``, embedding only those not seen before (the caller holds the lock)."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        """Unit vectors of ``texts``: from memory, else from what ingest stored, else embedded now."""
+        with self._lock:
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing and self._stored_vectors is not None:
+            try:
+                known.update(self._stored_vectors(missing))
+            except Exception as exc:  # noqa: BLE001 - a cache read; the vectors are computed instead
+                log.warning("stored sentence vectors unavailable (%s); embedding instead", exc)
+            missing = [t for t in missing if t not in known]
         if missing:
-            self._vectors.update(zip(missing, self._embedder.embed(missing, batch_size=EMBEDDING_BATCH_SIZE)))
-        out = np.stack([self._vectors[t] for t in texts]).astype(np.float64)
-        for t in texts:
-            self._vectors.move_to_end(t)
-        while len(self._vectors) > VECTOR_CACHE_SIZE:
-            self._vectors.popitem(last=False)
-        return out
+            known.update(zip(missing, self._embedder.embed(missing, batch_size=EMBEDDING_BATCH_SIZE)))
+        with self._lock:
+            for t in texts:
+                self._vectors[t] = known[t]
+                self._vectors.move_to_end(t)
+            while len(self._vectors) > VECTOR_CACHE_SIZE:
+                self._vectors.popitem(last=False)
+        return np.stack([known[t] for t in texts]).astype(np.float64)
 
 
 def _identity():

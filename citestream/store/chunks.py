@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sqlalchemy import Engine, delete, func, insert, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from ..core.hashing import sha256_hex
-from .tables import chunks, documents, index_versions
+from ..embedding import MODEL_NAME as EMBEDDING_MODEL
+from .tables import chunks, documents, index_versions, sentence_vectors
 
 CHUNK_COLUMNS = ("chunk_id", "doc_id", "kind", "parent_id", "seq", "pdf", "page", "section", "authority",
                  "text", "embedding")
@@ -25,6 +27,8 @@ class ChunkRow:
     section: str | None = None
     parent_id: str | None = None
     embedding: np.ndarray | None = None
+    sentence_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    """A child's scored sentence units and their vectors (``text.scored_units``), kept in ``sentence_vectors``."""
 
 
 @dataclass
@@ -82,7 +86,16 @@ class ChunkStore:
                 for r in rows:
                     copy.write_row((r.chunk_id, doc.doc_id, r.kind, r.parent_id, r.seq, doc.pdf, r.page, r.section,
                                     doc.authority, r.text, r.embedding))
+            self._keep_sentence_vectors(conn, rows)
             self._bump_index_version(conn)
+
+    def _keep_sentence_vectors(self, conn, rows: Sequence[ChunkRow]) -> None:
+        """Add the rows' sentence vectors the table lacks; sorted, so two writers never wait on each other in turn."""
+        vectors = {sha256_hex(t): v for r in rows for t, v in r.sentence_vectors.items()}
+        if vectors:
+            conn.execute(pg_insert(sentence_vectors).on_conflict_do_nothing(), [
+                {"model": EMBEDDING_MODEL, "text_sha256": key, "embedding": vectors[key]}
+                for key in sorted(vectors)])
 
     def _bump_index_version(self, conn) -> None:
         digest_rows = conn.execute(

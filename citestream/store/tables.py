@@ -56,6 +56,17 @@ chunks = Table(
     Index("chunks_tsv_gin_idx", "tsv", postgresql_using="gin"),
 )
 
+# Written by ingest (migration 0007): the vectors of the sentence units the relevance model's blend scores, so no
+# worker embeds a corpus sentence at question time. Keyed by the embedding model and the unit's text, not by chunk:
+# a cache any document may fill and none owns (a replaced document leaves its old units; they are only never read).
+sentence_vectors = Table(
+    "sentence_vectors", metadata,
+    Column("model", Text, nullable=False),
+    Column("text_sha256", Text, nullable=False),
+    Column("embedding", Vector(EMBEDDING_DIM), nullable=False),
+    PrimaryKeyConstraint("model", "text_sha256", name="sentence_vectors_pkey"),
+)
+
 # Kept by triggers on chunks (migration 0006): what BM25 needs about the whole corpus, without reading it.
 chunk_stats = Table(
     "chunk_stats", metadata,
