@@ -23,11 +23,11 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaProducer
 
 from citestream.config import get_settings
 from citestream.models import QuestionEvent
-from citestream.client import partitions_of
+from citestream.client import paced_consumer, partitions_of
 
 from ._support import Worker, ensure_corpus, percentile, unique_question
 
@@ -94,7 +94,7 @@ class Tally:
 
 
 async def _tail(settings, tally: Tally, stop: asyncio.Event) -> None:
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
+    consumer = paced_consumer(settings)  # a spinning reader would take the worker's CPU
     await consumer.start()
     try:
         tps = await partitions_of(consumer, settings, "answers")

@@ -87,7 +87,7 @@ class Settings(BaseSettings):
     # Worker
     broker_session_timeout_s: float = 6.0
     broker_idle_fetch_ms: int = Field(
-        100, ge=0, description="An empty fetch answered sooner waits out this long before the next one (a broker "
+        20, ge=0, description="An empty fetch answered sooner waits out this long before the next one (a broker "
                                "that answers at once, like the embedded one, would otherwise make an idle worker "
                                "spin); 0 = no wait")
     stage_retry_max_s: float = 30.0

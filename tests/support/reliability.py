@@ -202,11 +202,9 @@ async def collect_answers(settings: Settings, since: dict[int, int], wanted: set
 
     ``during(log)`` is awaited after each poll: the test's chance to kill or restart something mid-flight.
     """
-    from aiokafka import AIOKafkaConsumer
+    from citestream.client import paced_consumer, partitions_of
 
-    from citestream.client import partitions_of
-
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
+    consumer = paced_consumer(settings)  # a spinning reader would take the CPU the recovering workers need
     await consumer.start()
     log = AnswerLog()
     try:
