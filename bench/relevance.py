@@ -55,13 +55,13 @@ def main() -> None:
     inside: list[str] = []
     _timed(model, "score", spent, inside)  # the cross-encoder and the blend's embedding cosine
     _timed(deps.embedder, "embed", spent, inside)  # the question's own embeddings; embed_one goes through embed
-    cross = model._cross
+    cross = model.cross_pairs
 
-    def counted(question, texts):  # the pairs the cross-encoder actually reads (cross_k bounds them)
-        spent["cross pairs"] += len(texts)
-        return cross(question, texts)
+    def counted(pairs):  # the pairs the cross-encoder actually reads (cross_k bounds them)
+        spent["cross pairs"] += len(pairs)
+        return cross(pairs)
 
-    model._cross = counted
+    model.cross_pairs = counted  # type: ignore[method-assign]
     rows = []
     for q in unique_questions(N):
         spent.update({k: 0.0 for k in ("score wall", "score cpu", "embed wall", "embed cpu", "pairs", "cross pairs")})
