@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .batching import Coalescer, split_rows
+from .batching import Coalescer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -93,7 +93,11 @@ class Embedder:
         return self._together(list(texts))
 
     def _embed_calls(self, calls: list[list[str]]) -> list[np.ndarray]:
-        return split_rows(self.embed([t for texts in calls for t in texts]), [len(texts) for texts in calls])
+        """One pass for every call's texts, each distinct text once."""
+        distinct = list(dict.fromkeys(t for texts in calls for t in texts))
+        vectors = dict(zip(distinct, self.embed(distinct)))
+        return [np.stack([vectors[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+                for texts in calls]
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
