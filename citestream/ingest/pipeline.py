@@ -124,7 +124,8 @@ def build_chunks(doc: SourceDocument, embedder: Embedder) -> list[ChunkRow]:
         unit_vectors = dict(zip(unique_units, embedder.embed(unique_units)))
     except Exception as exc:  # any backend failure: report it, write nothing
         raise EmbeddingFailed(f"{doc.pdf}: embedding failed: {type(exc).__name__}: {exc}") from exc
-    if len(vectors) != len(children) or not np.isfinite(np.asarray(vectors, dtype=np.float32)).all():
+    finite = all(np.isfinite(np.asarray(v, dtype=np.float32)).all() for v in (vectors, *unit_vectors.values()))
+    if len(vectors) != len(children) or len(unit_vectors) != len(unique_units) or not finite:
         raise EmbeddingFailed(f"{doc.pdf}: embedding backend returned {len(vectors)} vectors for {len(children)} "
                               "chunks or non-finite values")
     rows = [

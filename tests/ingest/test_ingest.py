@@ -239,3 +239,24 @@ def test_two_writers_of_one_document_take_turns(store, embedder):
         assert errors == []
         rows = _rows(store.engine, doc_id)
         assert len({r["text"].split(":")[0] for r in rows if r["kind"] == "child"}) == 1  # one version, whole
+
+
+def test_a_sentence_vector_that_is_not_finite_fails_the_document_before_any_write(embedder):
+    """The sentence units' vectors are checked like the chunks': a backend returning NaN writes nothing."""
+    import numpy as np
+
+    from citestream.ingest import from_text
+    from citestream.ingest.pipeline import EmbeddingFailed, build_chunks
+
+    class NanForSentences:
+        name, dim, calls = embedder.name, embedder.dim, 0
+
+        def embed(self, texts):
+            self.calls += 1
+            vectors = embedder.embed(texts)
+            return vectors if self.calls == 1 else np.full_like(vectors, np.nan)
+
+    doc = from_text("nan-units", "Each batch record is kept for at least one year after the expiry date of the batch.",
+                    title="nan-units")
+    with pytest.raises(EmbeddingFailed, match="non-finite"):
+        build_chunks(doc, NanForSentences())
