@@ -147,11 +147,7 @@ class RelevanceModel:
         questions, against 40 for the whole passage scored at once (docs/relevance.md)."""
         units = [scored_units(p) for p in passages]
         flat = self.score(question, [u for group in units for u in group])
-        out, start = np.zeros(len(passages), dtype=np.float64), 0
-        for i, group in enumerate(units):
-            out[i] = flat[start:start + len(group)].max()
-            start += len(group)
-        return out
+        return np.array([part.max() for part in split_rows(flat, [len(group) for group in units])], dtype=np.float64)
 
     def _blend_many(self, calls: list[tuple[str, list[str]]]) -> list[np.ndarray]:
         """The blend for several questions' texts: their embeddings in one pass, their cross-encoder pairs in one
@@ -159,18 +155,16 @@ class RelevanceModel:
         if not self.embedding_weight:
             return split_rows(self.cross_pairs([(q, t) for q, texts in calls for t in texts]),
                               [len(texts) for _, texts in calls])
-        vectors = self._embeddings([x for q, texts in calls for x in (q, *texts)])
-        cosines, start = [], 0
-        for _, texts in calls:
-            cosines.append(np.clip(vectors[start + 1:start + 1 + len(texts)] @ vectors[start], 0.0, 1.0))
-            start += 1 + len(texts)
+        vectors = self._embeddings([x for q, texts in calls for x in (q, *texts)],
+                                   stored={t for _, texts in calls for t in texts})
+        groups = split_rows(vectors, [1 + len(texts) for _, texts in calls])  # each: the question, then its texts
+        cosines = [np.clip(g[1:] @ g[0], 0.0, 1.0) for g in groups]
         chosen = [self.read_by_cross_encoder(c) for c in cosines]
         flat = self.cross_pairs([(q, texts[i]) for (q, texts), idx in zip(calls, chosen) for i in idx])
-        out, start = [], 0
-        for cosine, idx in zip(cosines, chosen):
+        out = []
+        for cosine, idx, read in zip(cosines, chosen, split_rows(flat, [len(idx) for idx in chosen])):
             p = np.zeros(len(cosine), dtype=np.float64)
-            p[idx] = flat[start:start + len(idx)]
-            start += len(idx)
+            p[idx] = read
             out.append((1 - self.embedding_weight) * p + self.embedding_weight * cosine)
         return out
 
@@ -195,14 +189,16 @@ class RelevanceModel:
         embedded here. A failed read is a miss: the vectors are a cache, the model can always compute them."""
         self._stored_vectors = fetch
 
-    def _embeddings(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors of ``texts``: from memory, else from what ingest stored, else embedded now."""
+    def _embeddings(self, texts: list[str], stored: set[str]) -> np.ndarray:
+        """Unit vectors of ``texts``: from memory, else from what ingest stored (asked only for ``stored``: corpus
+        sentences, never a question, which no document holds), else embedded now."""
         with self._lock:
             known = {t: self._vectors[t] for t in texts if t in self._vectors}
         missing = list(dict.fromkeys(t for t in texts if t not in known))
-        if missing and self._stored_vectors is not None:
+        lookup = [t for t in missing if t in stored]
+        if lookup and self._stored_vectors is not None:
             try:
-                known.update(self._stored_vectors(missing))
+                known.update(self._stored_vectors(lookup))
             except Exception as exc:  # noqa: BLE001 - a cache read; the vectors are computed instead
                 log.warning("stored sentence vectors unavailable (%s); embedding instead", exc)
             missing = [t for t in missing if t not in known]

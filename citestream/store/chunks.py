@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sqlalchemy import Engine, delete, func, insert, select, text
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from ..core.hashing import sha256_hex
-from ..embedding import MODEL_NAME as EMBEDDING_MODEL
-from .tables import chunks, documents, index_versions, sentence_vectors
+from . import sentence_vectors
+from .tables import chunks, documents, index_versions
 
 CHUNK_COLUMNS = ("chunk_id", "doc_id", "kind", "parent_id", "seq", "pdf", "page", "section", "authority",
                  "text", "embedding")
@@ -86,16 +85,8 @@ class ChunkStore:
                 for r in rows:
                     copy.write_row((r.chunk_id, doc.doc_id, r.kind, r.parent_id, r.seq, doc.pdf, r.page, r.section,
                                     doc.authority, r.text, r.embedding))
-            self._keep_sentence_vectors(conn, rows)
+            sentence_vectors.keep(conn, {t: v for r in rows for t, v in r.sentence_vectors.items()})
             self._bump_index_version(conn)
-
-    def _keep_sentence_vectors(self, conn, rows: Sequence[ChunkRow]) -> None:
-        """Add the rows' sentence vectors the table lacks; sorted, so two writers never wait on each other in turn."""
-        vectors = {sha256_hex(t): v for r in rows for t, v in r.sentence_vectors.items()}
-        if vectors:
-            conn.execute(pg_insert(sentence_vectors).on_conflict_do_nothing(), [
-                {"model": EMBEDDING_MODEL, "text_sha256": key, "embedding": vectors[key]}
-                for key in sorted(vectors)])
 
     def _bump_index_version(self, conn) -> None:
         digest_rows = conn.execute(

@@ -1,16 +1,26 @@
-"""Reads the sentence vectors ingest keeps (``ChunkStore.replace_document``): the relevance model's blend asks
-for a question's candidate sentences here before it embeds any of them."""
+"""The sentence vectors ingest keeps (``keep``, in ``ChunkStore.replace_document``'s transaction) and the relevance
+model's blend reads (``SentenceVectors.fetch``) before it embeds any candidate sentence. A row's key: the embedding
+model and the SHA-256 of the text."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import Engine, select
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.dialects.postgresql import insert
 
 from ..core.hashing import sha256_hex
 from ..embedding import MODEL_NAME as EMBEDDING_MODEL
 from .tables import sentence_vectors
+
+
+def keep(conn: Connection, vectors: dict[str, np.ndarray]) -> None:
+    """Add the vectors (by text) the table lacks; in key order, so two writers never wait on each other in turn."""
+    by_key = {sha256_hex(t): v for t, v in vectors.items()}
+    if by_key:
+        conn.execute(insert(sentence_vectors).on_conflict_do_nothing(), [
+            {"model": EMBEDDING_MODEL, "text_sha256": key, "embedding": by_key[key]} for key in sorted(by_key)])
 
 
 class SentenceVectors:
