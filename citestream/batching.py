@@ -78,4 +78,4 @@ class Coalescer(Generic[T, R]):
 
 def split_rows(flat: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
     """One pass's output cut back into its calls' parts (``sizes`` rows each, in order)."""
-    return list(np.split(flat, np.cumsum(sizes)[:-1]))
+    return list(np.split(flat, np.cumsum(sizes)[:-1])) if len(sizes) else []

@@ -64,3 +64,13 @@ def test_a_run_that_loses_results_is_an_error_not_a_wrong_answer():
     coalescer = Coalescer(lambda items: items[:-1], "test")
     with pytest.raises(RuntimeError, match="0 results for 1 items"):
         coalescer(1)
+
+
+def test_a_pass_output_is_cut_back_into_its_calls_parts_empty_ones_included():
+    import numpy as np
+
+    from citestream.batching import split_rows
+
+    parts = split_rows(np.arange(5), [2, 0, 3])
+    assert [p.tolist() for p in parts] == [[0, 1], [], [2, 3, 4]]
+    assert split_rows(np.zeros(0), []) == []

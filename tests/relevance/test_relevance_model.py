@@ -90,6 +90,7 @@ def test_a_passage_scores_as_its_best_quotable_sentence(relevance):
     assert score == max(relevance.score(QUESTION, units))
     short = "Filing: 60 days."  # no unit of five words or more: the passage is scored whole
     assert relevance.score_passages(QUESTION, [short])[0] == relevance.score(QUESTION, [short])[0]
+    assert relevance.score_passages(QUESTION, []).shape == (0,)  # an empty pool (nothing retrieved) scores nothing
 
 
 def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest(embedder):
