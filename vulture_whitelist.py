@@ -68,3 +68,4 @@ _.dense_search          # store/search.py
 chunk_stats
 lexeme_stats
 _.clear_cache           # relevance/model.py: bench/scale.py clears it between arms
+_.documents_read        # store/memory_index.py: read by tests/store/test_lexical_stats.py

@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -146,10 +148,47 @@ async def drive(settings, rate: float | None, seconds: float, count: int | None,
     return tally
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stage_latency(port: int) -> dict[tuple[str, str], float]:
+    """The worker's stage-latency histogram as {(stage, series): value}: series ``sum``, ``count`` and each bucket's
+    ``le`` (cumulative counts, as Prometheus keeps them)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    out: dict[tuple[str, str], float] = {}
+    for family in text_string_to_metric_families(body):
+        if family.name != "citestream_stage_latency_seconds":
+            continue
+        for sample in family.samples:
+            series = sample.name.rsplit("_", 1)[-1]
+            out[(sample.labels["stage"], sample.labels.get("le", series))] = sample.value
+    return out
+
+
+def print_stages(before: dict, after: dict) -> None:
+    """Per stage over the steady phase: records, mean time in the stage function, and how many took over 0.5 / 1 s
+    (from the histogram's buckets): where the tail of a question's latency is spent, beside the hops."""
+    print("  per stage (the stage function's time; the rest of a question's latency is hops and queueing):")
+    for stage in sorted({s for s, _ in after}):
+        delta = {k: after[(s, k)] - before.get((s, k), 0.0) for s, k in after if s == stage}
+        count = delta.get("count", 0)
+        if not count:
+            continue
+        print(f"    {stage:<12} {count:>5.0f} records, mean {delta['sum'] / count * 1000:7.1f} ms, "
+              f"over 0.5 s {count - delta['0.5']:>4.0f}, over 1 s {count - delta['1.0']:>4.0f}")
+
+
 def main() -> None:
     settings = get_settings()
     prepare()
-    worker = Worker(Path(tempfile.mkdtemp(prefix="citestream-soak-")) / "worker.log")
+    metrics_port = free_port()
+    worker = Worker(Path(tempfile.mkdtemp(prefix="citestream-soak-")) / "worker.log",
+                    env={"CITESTREAM_METRICS_PORT": str(metrics_port)})
     try:
         asyncio.run(drive(settings, None, 0, 5, "warm"))
         if os.environ.get("SOAK_RATE"):
@@ -159,6 +198,7 @@ def main() -> None:
             max_qps = len(burst.latency) / max(burst.latency.values())  # all sent at once: last answer = total time
             rate = max_qps / 2
         rss_start = rss_mb(worker.proc.pid)
+        stages_before = stage_latency(metrics_port)
         samples = [rss_start]
         tally_box: dict = {}
 
@@ -173,6 +213,7 @@ def main() -> None:
 
         asyncio.run(soak())
         rss_end = rss_mb(worker.proc.pid)
+        stages_after = stage_latency(metrics_port)
     finally:
         worker.stop()
     tally = tally_box["t"]
@@ -191,6 +232,7 @@ def main() -> None:
     for name in ("sent", "answered", "lost", "duplicates_removed", "p50_ms", "p99_ms", "rss_start_mb", "rss_end_mb",
                  "rss_max_mb"):
         print(f"  {name:<20}{figures[name]}")
+    print_stages(stages_before, stages_after)
     print(json.dumps(figures))
     if figures["lost"]:
         raise SystemExit(f"LOST {figures['lost']} questions")

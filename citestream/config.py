@@ -68,8 +68,9 @@ class Settings(BaseSettings):
     relevance_answer_threshold: float | None = Field(
         None, description="Override the score an answer sentence needs (R5 NOT_ANSWERING)")
     lexical_ranker: Literal["bm25", "bm25_memory", "ts_rank_cd"] | None = Field(
-        None, description="Override the policy's lexical ranker: bm25 (SQL) | bm25_memory (same scores, in the "
-                          "worker's memory: flat as the corpus grows, rebuilt on each index version) | ts_rank_cd")
+        None, description="Override the policy's lexical ranker: bm25_memory (the default: BM25 from a copy of the "
+                          "index in the worker's memory, flat as the corpus grows, updated by the documents each index "
+                          "version wrote) | bm25 (the same scores in SQL) | ts_rank_cd")
     filter_mode: str = Field("local", description="Phase B filter: local | llm (falls back to local)")
 
     # Generation

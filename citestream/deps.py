@@ -111,6 +111,7 @@ class Deps:
     def warm(self) -> None:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""
         _ = self.embedder, self.tokens, self.relevance, self.llm, self.chunks.index_version()
+        self.search.warm(self.policy.retrieval.lexical_ranker)
 
 
 _DEPS: Deps | None = None

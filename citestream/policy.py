@@ -27,7 +27,7 @@ class RetrievalPolicy:
     mode: str = "hybrid"                # hybrid | dense | lexical (the last two for measurement)
     semantic_k: int = 40                # dense candidates per query variant
     bm25_k: int = 40                    # lexical candidates per list (child text, parent text) per variant
-    lexical_ranker: str = "bm25"        # bm25 (Okapi, SQL over the tsvector) | bm25_memory (in memory) | ts_rank_cd
+    lexical_ranker: str = "bm25_memory"  # Okapi from the worker's copy | bm25 (the same in SQL) | ts_rank_cd
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     rrf_k: int = 60

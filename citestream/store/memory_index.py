@@ -1,10 +1,14 @@
 """BM25 in the worker's memory, scored exactly as the SQL in ``store/search.py`` scores it.
 
 Postgres stays the source of truth: the index is a copy of one kind's tsvectors (lexeme, position count,
-lexeme count per chunk), built on first use and rebuilt when ``index_versions`` moves. A query costs one round
-trip (the question's lexemes by the same ``to_tsvector('english', ...)``, and the index version) and a sparse
+lexeme count per chunk), built on first use and brought up to date when ``index_versions`` moves. A query costs one
+round trip (the question's lexemes by the same ``to_tsvector('english', ...)``, and the index version) and a sparse
 column sum, so it does not read the matching chunks row by row as the SQL does (docs/retrieval.md, "The lexical
 index"). Same formula, same figures: N, average length and document frequencies over the scope's chunks.
+
+An update reads only the documents written since the last one (a document's row and its chunks are written by one
+transaction, so the row's ``xmin`` names that version of its chunks) and drops the documents that are gone; the
+others' rows are kept, so an ingest of one document costs its own rows, not the corpus.
 """
 
 from __future__ import annotations
@@ -14,38 +18,60 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 
+_DOCUMENTS = text("SELECT doc_id, xmin::text || ' ' || ingested_at::text FROM documents")
 _LOAD = text(
-    "SELECT chunk_id, authority, length(tsv), array_agg(u.lexeme), "
+    "SELECT c.doc_id, c.chunk_id, c.authority, length(c.tsv), array_agg(u.lexeme), "
     "array_agg(coalesce(array_length(u.positions, 1), 1)) "
-    "FROM chunks, unnest(tsv) AS u WHERE kind = :kind GROUP BY chunk_id, authority, tsv ORDER BY chunk_id"
+    "FROM chunks c, unnest(c.tsv) AS u WHERE c.kind = :kind AND c.doc_id = ANY(:docs) "
+    "GROUP BY c.doc_id, c.chunk_id, c.authority, c.tsv"
 )
 _VERSION_SQL = "SELECT coalesce(max(version), 0) FROM index_versions"
 _VERSION = text(_VERSION_SQL)
 _QUERY = text(f"SELECT tsvector_to_array(to_tsvector('english', :q)), ({_VERSION_SQL})")
 
 
-class _Snapshot:
-    """One kind's chunks at one index version: a chunk × lexeme matrix of term frequencies (CSC: a column per term)."""
+class _Document:
+    """One document's chunks of the kind: ids, authorities, lengths and a chunk × lexeme term-frequency block whose
+    columns are the index's vocabulary (which only grows: a column no chunk uses any more matches nothing)."""
 
-    def __init__(self, rows: Sequence, version: int):
-        self.version = version
-        self.ids = [r[0] for r in rows]  # chunk_id order, the SQL's tie-break (C collation = code point order)
-        authorities = [r[1] for r in rows]
-        self.authority_names = sorted(set(authorities))
-        self.authority = np.array([self.authority_names.index(a) for a in authorities], dtype=np.int32)
-        self.length = np.array([r[2] for r in rows], dtype=np.float64)
-        self.vocab: dict[str, int] = {}
+    def __init__(self, written: str, rows: Sequence, vocab: dict[str, int]):
+        self.written = written
+        self.ids = [r[1] for r in rows]
+        self.authorities = [r[2] for r in rows]
+        self.length = np.array([r[3] for r in rows], dtype=np.float64)
         cols: list[int] = []
         data: list[float] = []
         indptr = [0]
         for r in rows:
-            cols.extend(self.vocab.setdefault(lexeme, len(self.vocab)) for lexeme in r[3])
-            data.extend(r[4])
+            cols.extend(vocab.setdefault(lexeme, len(vocab)) for lexeme in r[4])
+            data.extend(r[5])
             indptr.append(len(cols))
         self.tf = sparse.csr_matrix((np.array(data, dtype=np.float64), np.array(cols, dtype=np.int64), indptr),
-                                    shape=(len(rows), len(self.vocab))).tocsc()
+                                    shape=(len(rows), len(vocab)))
+
+
+class _Snapshot:
+    """One kind's chunks at one index version: every document's block stacked, as a CSC matrix (a column per
+    term); ``rank`` is each chunk's place in chunk_id order, the SQL's tie-break (C collation = code point order)."""
+
+    def __init__(self, documents: dict[str, _Document], vocab: dict[str, int], version: int):
+        self.version = version
+        self.documents = documents
+        self.vocab = vocab
+        parts = [d for d in documents.values() if d.ids]
+        self.ids = [i for d in parts for i in d.ids]
+        authorities = [a for d in parts for a in d.authorities]
+        self.authority_names = sorted(set(authorities))
+        self.authority = np.array([self.authority_names.index(a) for a in authorities], dtype=np.int32)
+        self.length = np.concatenate([d.length for d in parts]) if parts else np.zeros(0)
+        self.rank = np.empty(len(self.ids), dtype=np.int64)
+        self.rank[sorted(range(len(self.ids)), key=self.ids.__getitem__)] = np.arange(len(self.ids))
+        for d in parts:  # blocks built before the vocabulary grew get the new (empty) columns
+            d.tf.resize((d.tf.shape[0], len(vocab)))
+        self.tf = (sparse.vstack([d.tf for d in parts], format="csr").tocsc() if parts
+                   else sparse.csc_matrix((0, len(vocab))))
 
     def in_scope(self, authorities: tuple[str, ...] | None) -> np.ndarray | None:
         if authorities is None:
@@ -61,20 +87,38 @@ class MemoryBM25:
         self.engine, self.kind = engine, kind
         self._snapshot: _Snapshot | None = None
         self._lock = threading.Lock()
+        self.documents_read = 0
+        """Documents whose rows the updates have read so far (a benchmark's and a test's view of the work)."""
 
     def _current(self, version: int) -> _Snapshot:
         with self._lock:
-            if self._snapshot is None or self._snapshot.version != version:
-                with self.engine.connect() as conn:
-                    version = conn.execute(_VERSION).scalar_one()  # first: rows read after it are as new or newer
-                    rows = conn.execute(_LOAD, {"kind": self.kind}).all()
-                self._snapshot = _Snapshot(rows, version)
+            if self._snapshot is None or self._snapshot.version < version:  # newer than the caller's: as good
+                with self.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn, \
+                        conn.begin():  # the version, the documents and their rows from one snapshot
+                    self._snapshot = self._update(conn, self._snapshot)
             return self._snapshot
 
-    def search(self, query: str, authorities: tuple[str, ...] | None, k: int, k1: float = 1.2,
+    def _update(self, conn: Connection, old: _Snapshot | None) -> _Snapshot:
+        version = conn.execute(_VERSION).scalar_one()
+        written: dict[str, str] = {doc: mark for doc, mark in conn.execute(_DOCUMENTS)}
+        kept = old.documents if old else {}
+        vocab = dict(old.vocab) if old else {}
+        documents = {doc: kept[doc] for doc, mark in written.items() if doc in kept and kept[doc].written == mark}
+        todo = [doc for doc in written if doc not in documents]
+        rows: dict[str, list] = {doc: [] for doc in todo}
+        if todo:
+            for row in conn.execute(_LOAD, {"kind": self.kind, "docs": todo}):
+                rows[row[0]].append(row)
+        for doc in todo:
+            documents[doc] = _Document(written[doc], rows[doc], vocab)
+        self.documents_read += len(todo)
+        return _Snapshot(documents, vocab, version)
+
+    def search(self, conn: Connection, query: str, authorities: tuple[str, ...] | None, k: int, k1: float = 1.2,
                b: float = 0.75) -> list[tuple[str, float]]:
-        with self.engine.connect() as conn:
-            lexemes, version = conn.execute(_QUERY, {"q": query}).one()
+        """On ``conn`` (the question's reading transaction) one round trip: the query's lexemes and the index
+        version; an update, when the version moved, reads on a connection of its own."""
+        lexemes, version = conn.execute(_QUERY, {"q": query}).one()
         snap = self._current(version)
         columns = [snap.vocab[t] for t in dict.fromkeys(lexemes or ()) if t in snap.vocab]
         if not columns or not snap.ids:
@@ -99,5 +143,5 @@ class MemoryBM25:
             scores[docs] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * snap.length[docs] / avgdl))
             matched[docs] = True
         hits = np.flatnonzero(matched)
-        order = hits[np.lexsort((hits, -scores[hits]))][:k]
+        order = hits[np.lexsort((snap.rank[hits], -scores[hits]))][:k]
         return [(snap.ids[i], float(scores[i])) for i in order]

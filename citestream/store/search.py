@@ -217,14 +217,21 @@ class ChunkSearch:
             best: dict[str, str] = dict(conn.execute(sql, {"ids": [p.chunk_id for p in parents], "q": embedding}).all())
         return [Ranked(best[p.chunk_id], p.score) for p in parents if p.chunk_id in best]
 
+    def warm(self, ranker: str) -> None:
+        """Build the in-memory copies a ranker reads (``bm25_memory``: one per kind) before the first question."""
+        if ranker == "bm25_memory":
+            for kind in ("child", "parent"):
+                self._lexical(kind, "warm", "MIXED", 1, ranker, 1.2, 0.75)
+
     def _lexical(self, kind: str, query: str, scope: Scope, k: int, ranker: str, k1: float, b: float) -> list[Ranked]:
         if ranker not in LEXICAL_RANKERS:
             raise ValueError(f"unknown lexical ranker {ranker!r}; one of {LEXICAL_RANKERS}")
         if ranker == "bm25_memory":
             if kind not in self._memory:
                 self._memory[kind] = MemoryBM25(self.engine, kind)
-            return [Ranked(chunk_id, score)
-                    for chunk_id, score in self._memory[kind].search(query, _authorities(scope), k, k1, b)]
+            with self._connect() as conn:
+                found = self._memory[kind].search(conn, query, _authorities(scope), k, k1, b)
+            return [Ranked(chunk_id, score) for chunk_id, score in found]
         params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
         scope_sql = _scope_clause(scope, params)
         sql = (_ts_rank_sql(kind, scope_sql) if ranker == "ts_rank_cd"

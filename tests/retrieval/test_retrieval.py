@@ -264,6 +264,7 @@ def test_a_questions_candidate_lists_are_read_in_one_transaction(indexed, embedd
     question = "What does guidance say about continuous processing of drug products?"
     variants = expand_query(question)
     vectors = embedder.embed(variants)
+    indexed.warm(RetrievalPolicy().lexical_ranker)  # as the worker does at start (an update reads on its own)
     checkouts: list[object] = []
     listener = lambda *args: checkouts.append(args)  # noqa: E731
     event.listen(indexed.engine.pool, "checkout", listener)

@@ -66,13 +66,38 @@ def test_bm25_ranks_exactly_as_counting_the_corpus(engine, scope, ranker):
 
 
 def test_the_in_memory_copy_follows_a_new_index_version(engine, embedder):
+    """An update reads the documents written since the last one, drops the removed ones, keeps the rest: after
+    each, the same lists as the count over the corpus."""
     search = ChunkSearch(engine)
-    assert search.lexical("zeolite sieve", "MIXED", 5, "bm25_memory") == []
+
+    def same_as_counting(query: str) -> list[str]:
+        found = search.lexical(query, "MIXED", 5, "bm25_memory")
+        assert [(r.chunk_id, pytest.approx(r.score, rel=1e-12)) for r in found] == \
+            [(r.chunk_id, r.score) for r in search.lexical(query, "MIXED", 5, "bm25_scan")]
+        return [r.chunk_id for r in found]
+
+    assert same_as_counting("zeolite sieve") == []
+    child = search._memory["child"]
+    first = child.documents_read
+    assert first == len(DOCUMENTS)
+
+    store = ChunkStore(engine)
     ingest_document(from_text("sieves", "A zeolite sieve dries the solvent.", title="sieves", authority="FDA"),
-                    ChunkStore(engine), embedder)
-    found = search.lexical("zeolite sieve", "MIXED", 5, "bm25_memory")
-    assert [r.chunk_id for r in found] == [r.chunk_id for r in search.lexical("zeolite sieve", "MIXED", 5, "bm25_scan")]
-    assert found
+                    store, embedder)
+    assert same_as_counting("zeolite sieve")
+    assert child.documents_read == first + 1  # the new document only
+
+    ingest_document(from_text("sieves", "A molecular filter dries the solvent.", title="sieves", authority="FDA"),
+                    store, embedder)  # replaced: its old words are gone
+    assert same_as_counting("zeolite sieve") == []
+    assert same_as_counting("molecular filter")
+    assert child.documents_read == first + 2
+
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM documents WHERE doc_id = 'sieves'"))
+        conn.execute(text("INSERT INTO index_versions (corpus_digest, doc_count, chunk_count) VALUES ('-', 0, 0)"))
+    assert same_as_counting("molecular filter") == []
+    assert child.documents_read == first + 2  # a removal reads nothing
 
 
 def test_the_ranker_is_a_setting_checked_when_the_worker_starts():
@@ -81,7 +106,7 @@ def test_the_ranker_is_a_setting_checked_when_the_worker_starts():
     from citestream.config import Settings
     from citestream.deps import policy_from_settings
 
-    assert policy_from_settings(Settings()).retrieval.lexical_ranker == "bm25"
-    assert policy_from_settings(Settings(lexical_ranker="bm25_memory")).retrieval.lexical_ranker == "bm25_memory"
+    assert policy_from_settings(Settings()).retrieval.lexical_ranker == "bm25_memory"
+    assert policy_from_settings(Settings(lexical_ranker="bm25")).retrieval.lexical_ranker == "bm25"
     with pytest.raises(ValidationError, match="lexical_ranker"):
         Settings(lexical_ranker="bm42")
