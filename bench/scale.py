@@ -12,7 +12,8 @@ Printed per scale, side by side on the same questions:
   frequencies counted from the corpus per query: the SQL before issue 16), ``bm25`` (the same figures read
   from the tables ingest keeps), ``ts_rank_cd``;
 - ``bm25_memory``: the same BM25 from the worker's in-memory copy of the index (``store/memory_index.py``),
-  the seconds its first build takes, and the seconds its update takes after one document is written again;
+  the seconds its first build takes, the seconds its update takes after one document is written again, and the
+  megabytes of its child-chunk matrix;
 - the same list from ``bm25s`` in-process (built from Postgres' lexemes per worker): ms, build seconds,
   and the share of SQL ``bm25``'s top 40 it returns;
 - hybrid retrieval recall@8 and MRR on the golden sets' answerable items (a copy of an expected page counts);
@@ -35,13 +36,15 @@ from sqlalchemy import text
 
 from citestream import infra
 from citestream.config import PROJECT_ROOT, get_settings
-from citestream.embedding import get_embedder
+from citestream.core.hashing import sha256_hex
+from citestream.embedding import MODEL_NAME as EMBEDDING_MODEL, get_embedder
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.policy import RetrievalPolicy
 from citestream.store import ChunkSearch, engine_for
 from citestream.store.search import as_array
 from citestream.deps import Deps
+from citestream.text import scored_units
 
 from ._support import QUESTIONS, ensure_corpus
 from .retrieval import GOLDEN, evaluate, load_items, summarise
@@ -75,13 +78,14 @@ def grow(base_url: str, factor: int) -> float | None:
                                       "chunk_count, metadata FROM documents")).all()
         rows = conn.execute(text(f"SELECT {COLUMNS} FROM chunks ORDER BY chunk_id")).all()
     with target.connect() as conn:
-        if conn.execute(text("SELECT count(*) FROM chunks")).scalar_one() == want:
+        if conn.execute(text("SELECT count(*) FROM chunks")).scalar_one() == want and \
+                conn.execute(text("SELECT EXISTS (SELECT FROM sentence_vectors)")).scalar_one():
             return None
     print(f"building the {factor}x corpus ({want} chunks) ...", flush=True)
     started = time.perf_counter()
     rng = np.random.default_rng(factor)
     with target.begin() as conn:
-        conn.execute(text("TRUNCATE documents CASCADE"))
+        conn.execute(text("TRUNCATE documents, sentence_vectors CASCADE"))
         conn.execute(text("SET LOCAL maintenance_work_mem = '1GB'"))
         conn.execute(text("DROP INDEX chunks_embedding_hnsw_idx"))  # built once at the end: faster than per row
         raw = conn.connection.driver_connection
@@ -104,14 +108,48 @@ def grow(base_url: str, factor: int) -> float | None:
                                    r.parent_id + suffix if r.parent_id else None, r.seq, r.pdf, r.page, r.section,
                                    r.authority, _perturb(r.text.split(), copy) if copy else r.text,
                                    None if vector is None else "[" + ",".join(f"{x:.6f}" for x in vector) + "]"))
+        copy_sentence_vectors(source, raw, [r for r in rows if r.kind == "child"], factor, rng)
         conn.execute(text("CREATE INDEX chunks_embedding_hnsw_idx ON chunks USING hnsw (embedding vector_cosine_ops) "
                           "WITH (m = 16, ef_construction = 64)"))
         conn.execute(text("INSERT INTO index_versions (corpus_digest, doc_count, chunk_count) "
                           "VALUES (:d, :n, :c)"), {"d": f"synthetic-x{factor}", "n": len(documents) * factor,
                                                     "c": want})
-    with target.connect() as conn:
-        conn.execute(text("ANALYZE"))
     return time.perf_counter() - started
+
+
+def copy_sentence_vectors(source, raw, children, factor: int, rng: np.random.Generator) -> None:
+    """The vectors ingest keeps for the relevance blend, for every copy's sentence units, as ingest would have them:
+    a copy's unit gets its original's vector moved by the same small noise as the chunk embeddings; the units of a
+    chunk whose copy does not split like the original (or that the 1x database lacks) are embedded."""
+    with source.connect() as conn:
+        stored = {key: as_array(vector) for key, vector in conn.execute(
+            text("SELECT text_sha256, embedding FROM sentence_vectors WHERE model = :m"), {"m": EMBEDDING_MODEL})}
+    written: set[str] = set()
+    to_embed: list[str] = []
+    with raw.cursor().copy("COPY sentence_vectors (model, text_sha256, embedding) FROM STDIN") as out:
+        def put(unit: str, vector: np.ndarray) -> None:
+            key = sha256_hex(unit)
+            if key not in written:
+                written.add(key)
+                out.write_row((EMBEDDING_MODEL, key, "[" + ",".join(f"{x:.6f}" for x in vector) + "]"))
+
+        for copy in range(factor):
+            for r in children:
+                original = scored_units(r.text)
+                units = scored_units(_perturb(r.text.split(), copy)) if copy else original
+                base = [stored.get(sha256_hex(u)) for u in original]
+                if len(units) != len(original) or any(b is None for b in base):
+                    to_embed.extend(units)
+                    continue
+                for unit, vector in zip(units, base):
+                    if copy:
+                        vector = vector + rng.normal(0, 0.02, vector.shape).astype(np.float32)
+                        vector /= np.linalg.norm(vector)
+                    put(unit, vector)
+        missing = list(dict.fromkeys(u for u in to_embed if sha256_hex(u) not in written))
+        print(f"  sentence vectors: {len(written)} copied, {len(missing)} embedded", flush=True)
+        for unit, vector in zip(missing, get_embedder().embed(missing)):
+            put(unit, vector)
 
 
 def lexical_ms(search: ChunkSearch, ranker: str) -> float:
@@ -200,17 +238,21 @@ def main() -> None:
         built = grow(base_url, factor) if factor > 1 else None
         url = _url(base_url, factor)
         search = ChunkSearch(engine_for(url))
+        with search.engine.begin() as conn:  # the planner's figures for the grown table (committed: ANALYZE is
+            conn.execute(text("ANALYZE chunks"))  # transactional), else it filters by kind and scans every vector
         with search.engine.connect() as conn:
             chunks = conn.execute(text("SELECT count(*) FROM chunks WHERE kind = 'child'")).scalar_one()
         started = time.perf_counter()
         search.lexical(QUESTIONS[0], "MIXED", 40, "bm25_memory")  # builds the worker's in-memory copy
         memory_build_s = time.perf_counter() - started
         memory_update_s = one_document_update_s(search)
+        memory_mb = search._memory["child"].megabytes()
         for ranker in RANKERS:
             lexical_ms(search, ranker)  # warm the cache
         quality = summarise(evaluate(items, search, embedder, RetrievalPolicy(mode="hybrid")))
         results[factor] = {"child chunks": chunks, **{f"{r} ms": lexical_ms(search, r) for r in RANKERS},
                            "bm25_memory build s": memory_build_s, "bm25_memory update s": memory_update_s,
+                           "bm25_memory MB": memory_mb,
                            **in_process(search),
                            "recall@8": quality["recall@8"], "mrr": quality["mrr"],
                            "question ms": pipeline_ms(url, "bm25"),

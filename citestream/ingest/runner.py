@@ -145,6 +145,8 @@ def ingest_paths(paths: list[str | Path], store: ChunkStore, embedder: Embedder 
             if stop:
                 break
         writes.settle()
+    if summary.count("ingested"):
+        store.refresh_statistics()
     summary.seconds = time.perf_counter() - started
     summary.index_version = store.index_version()
     return summary

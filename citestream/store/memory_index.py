@@ -114,6 +114,11 @@ class MemoryBM25:
         self.documents_read += len(todo)
         return _Snapshot(documents, vocab, version)
 
+    def megabytes(self) -> float:
+        """The copy's term-frequency matrix in memory (what a worker holds per kind), 0 before the first search."""
+        tf = self._snapshot.tf if self._snapshot is not None else None
+        return 0.0 if tf is None else (tf.data.nbytes + tf.indices.nbytes + tf.indptr.nbytes) / 2**20
+
     def search(self, conn: Connection, query: str, authorities: tuple[str, ...] | None, k: int, k1: float = 1.2,
                b: float = 0.75) -> list[tuple[str, float]]:
         """On ``conn`` (the question's reading transaction) one round trip: the query's lexemes and the index

@@ -129,6 +129,10 @@ def test_failure_changed_file_replaces_its_old_chunks(tmp_path, store, embedder,
     assert old.count("ingested") == 1 and old_ids
     version = store.index_version()
 
+    with engine.connect() as conn:  # the planner's row count follows an ingest that wrote chunks
+        assert conn.execute(text("SELECT reltuples FROM pg_class WHERE relname = 'chunks'")).scalar_one() == \
+            conn.execute(text("SELECT count(*) FROM chunks")).scalar_one()
+
     write_guidance_pdf(path, [PageSpec("I. NEW", prose("submarine ballast", 8))])
     new = ingest_paths([path], store, embedder, authority="FDA")
     assert new.count("ingested") == 1
