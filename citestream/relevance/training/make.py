@@ -9,7 +9,6 @@ state folder (hours on 2 cores); training takes the state folder's copy when the
 from __future__ import annotations
 
 import json
-import random
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,14 +16,13 @@ from pathlib import Path
 from ...config import PROJECT_ROOT, get_settings
 from ..model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 from .corpus import load_corpus
-from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, with_typos, write_pairs
+from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, write_pairs
 from .questions import STYLES, generate, generate_offtopic, load_questions
 from .refine import RefineConfig, refine
 from .train import TrainConfig, split_held_out, train
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 COMMITTED_QUESTIONS = DATA_DIR / "llm_questions.jsonl"
-ALL_DOCUMENT_QUESTIONS = DATA_DIR / "llm_questions_all_documents.jsonl"
 OFFTOPIC_QUESTIONS = DATA_DIR / "offtopic_questions.txt"
 DEFAULT_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus"
 DEFAULT_FDAQA = PROJECT_ROOT.parent / "shared" / "data" / "fda-qa" / "QnA.csv"
@@ -113,32 +111,6 @@ def cmd_refine(args) -> int:
     return 0
 
 
-def cmd_distill(args) -> int:
-    """A student with fewer layers learns the teacher's scores on the pairs the flow gives the cross-encoder."""
-    from ...embedding import get_embedder
-    from .distill import DistillConfig, distill, distillation_pairs
-
-    teacher, out = Path(args.teacher), Path(args.out)
-    if not (teacher / DELTA_FILE).is_file():
-        print(f"no model in {teacher}", file=sys.stderr)
-        return 2
-    if teacher.resolve() == out.resolve():
-        print("--out must differ from --teacher (the teacher is read while the student is written)", file=sys.stderr)
-        return 2
-    config = replace(DistillConfig(), layers=args.layers, epochs=args.epochs)
-    rng = random.Random(config.seed)
-    fdaqa = [row["question"] for row in fdaqa_rows(Path(args.fdaqa))]
-    corpus_questions = [row["question"] for row in load_questions(ALL_DOCUMENT_QUESTIONS)]
-    misspelt = [with_typos(q, rng) for q in rng.sample(corpus_questions, len(corpus_questions) // 4)]
-    questions = list(dict.fromkeys(corpus_questions + misspelt + offtopic_questions()
-                                   + rng.sample(fdaqa, min(config.fdaqa, len(fdaqa)))))
-    groups = distillation_pairs(load_corpus(Path(args.corpus)), questions, get_embedder().embed, config)
-    print(f"{len(questions)} questions, {sum(map(len, groups))} pairs", file=sys.stderr)
-    meta = distill(teacher, groups, out, config)
-    print(json.dumps({k: meta[k] for k in ("pairs", "held_out", "label_seconds", "train_seconds")}, indent=1))
-    return 0
-
-
 def cmd_thresholds(args) -> int:
     """Record the thresholds chosen on the dev split in the artifact's metadata (the policy carries the same)."""
     meta_path = Path(args.model) / METADATA_FILE
@@ -195,11 +167,3 @@ def add_parser(sub) -> None:
     r.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     r.set_defaults(fn=cmd_refine, no_noise=False)
 
-    d = actions.add_parser("distill", help="a smaller model (fewer layers) that learns a model's scores")
-    d.add_argument("--teacher", default=str(SHIPPED_DIR))
-    d.add_argument("--out", required=True)
-    d.add_argument("--layers", type=int, default=3)
-    d.add_argument("--epochs", type=float, default=1.0)
-    d.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    d.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
-    d.set_defaults(fn=cmd_distill)
