@@ -55,14 +55,10 @@ def cmd_offtopic(args) -> int:
     return 0
 
 
-def offtopic_questions() -> list[str]:
-    return [q.strip() for q in OFFTOPIC_QUESTIONS.read_text().splitlines() if q.strip()] \
-        if OFFTOPIC_QUESTIONS.exists() else []
-
-
 def make_pairs(args, sources) -> list:
     chunks = load_corpus(Path(args.corpus))
-    offtopic = offtopic_questions()
+    offtopic = [q.strip() for q in OFFTOPIC_QUESTIONS.read_text().splitlines() if q.strip()] \
+        if OFFTOPIC_QUESTIONS.exists() else []
     return build_pairs(chunks, load_questions(questions_file()), fdaqa_rows(Path(args.fdaqa)), offtopic,
                        sources=sources, noise=not args.no_noise, llm_claims=load_questions(questions_file(), True))
 
@@ -166,4 +162,3 @@ def add_parser(sub) -> None:
     r.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     r.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     r.set_defaults(fn=cmd_refine, no_noise=False)
-
