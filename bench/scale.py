@@ -36,12 +36,11 @@ from sqlalchemy import text
 
 from citestream import infra
 from citestream.config import PROJECT_ROOT, get_settings
-from citestream.core.hashing import sha256_hex
-from citestream.embedding import MODEL_NAME as EMBEDDING_MODEL, get_embedder
+from citestream.embedding import get_embedder
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.policy import RetrievalPolicy
-from citestream.store import ChunkSearch, engine_for
+from citestream.store import ChunkSearch, SentenceVectors, engine_for, sentence_vectors
 from citestream.store.search import as_array
 from citestream.deps import Deps
 from citestream.text import scored_units
@@ -102,13 +101,12 @@ def grow(base_url: str, factor: int) -> float | None:
                 for r in rows:
                     vector = None if r.embedding is None else as_array(r.embedding)
                     if copy and vector is not None:
-                        vector = vector + rng.normal(0, 0.02, vector.shape).astype(np.float32)
-                        vector /= np.linalg.norm(vector)
+                        vector = _moved(vector, rng)
                     out.write_row((r.chunk_id + suffix, r.doc_id + suffix, r.kind,
                                    r.parent_id + suffix if r.parent_id else None, r.seq, r.pdf, r.page, r.section,
                                    r.authority, _perturb(r.text.split(), copy) if copy else r.text,
                                    None if vector is None else "[" + ",".join(f"{x:.6f}" for x in vector) + "]"))
-        copy_sentence_vectors(source, raw, [r for r in rows if r.kind == "child"], factor, rng)
+        copy_sentence_vectors(source, conn, [r for r in rows if r.kind == "child"], factor, rng)
         conn.execute(text("CREATE INDEX chunks_embedding_hnsw_idx ON chunks USING hnsw (embedding vector_cosine_ops) "
                           "WITH (m = 16, ef_construction = 64)"))
         conn.execute(text("INSERT INTO index_versions (corpus_digest, doc_count, chunk_count) "
@@ -117,39 +115,32 @@ def grow(base_url: str, factor: int) -> float | None:
     return time.perf_counter() - started
 
 
-def copy_sentence_vectors(source, raw, children, factor: int, rng: np.random.Generator) -> None:
-    """The vectors ingest keeps for the relevance blend, for every copy's sentence units, as ingest would have them:
-    a copy's unit gets its original's vector moved by the same small noise as the chunk embeddings; the units of a
-    chunk whose copy does not split like the original (or that the 1x database lacks) are embedded."""
-    with source.connect() as conn:
-        stored = {key: as_array(vector) for key, vector in conn.execute(
-            text("SELECT text_sha256, embedding FROM sentence_vectors WHERE model = :m"), {"m": EMBEDDING_MODEL})}
-    written: set[str] = set()
-    to_embed: list[str] = []
-    with raw.cursor().copy("COPY sentence_vectors (model, text_sha256, embedding) FROM STDIN") as out:
-        def put(unit: str, vector: np.ndarray) -> None:
-            key = sha256_hex(unit)
-            if key not in written:
-                written.add(key)
-                out.write_row((EMBEDDING_MODEL, key, "[" + ",".join(f"{x:.6f}" for x in vector) + "]"))
+def _moved(vector: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A copy's vector: the original's moved by small seeded noise, unit length again."""
+    moved = vector + rng.normal(0, 0.02, vector.shape).astype(np.float32)
+    return moved / np.linalg.norm(moved)
 
-        for copy in range(factor):
-            for r in children:
-                original = scored_units(r.text)
-                units = scored_units(_perturb(r.text.split(), copy)) if copy else original
-                base = [stored.get(sha256_hex(u)) for u in original]
-                if len(units) != len(original) or any(b is None for b in base):
-                    to_embed.extend(units)
-                    continue
-                for unit, vector in zip(units, base):
-                    if copy:
-                        vector = vector + rng.normal(0, 0.02, vector.shape).astype(np.float32)
-                        vector /= np.linalg.norm(vector)
-                    put(unit, vector)
-        missing = list(dict.fromkeys(u for u in to_embed if sha256_hex(u) not in written))
-        print(f"  sentence vectors: {len(written)} copied, {len(missing)} embedded", flush=True)
-        for unit, vector in zip(missing, get_embedder().embed(missing)):
-            put(unit, vector)
+
+def copy_sentence_vectors(source, conn, children, factor: int, rng: np.random.Generator) -> None:
+    """The vectors ingest keeps for the relevance blend, for every copy's sentence units, as ingest would have them:
+    a copy's unit gets its original's vector moved like the chunk embeddings (``_moved``); the units of a chunk whose
+    copy does not split like the original (or that the 1x database lacks) are embedded."""
+    originals = [scored_units(r.text) for r in children]
+    stored = SentenceVectors(source).fetch(list({u for units in originals for u in units}))
+    vectors: dict[str, np.ndarray] = {}
+    to_embed: list[str] = []
+    for copy in range(factor):
+        for r, original in zip(children, originals):
+            units = scored_units(_perturb(r.text.split(), copy)) if copy else original
+            if len(units) != len(original) or any(u not in stored for u in original):
+                to_embed.extend(units)
+                continue
+            for unit, base in zip(units, original):
+                vectors.setdefault(unit, _moved(stored[base], rng) if copy else stored[base])
+    missing = [u for u in dict.fromkeys(to_embed) if u not in vectors]
+    print(f"  sentence vectors: {len(vectors)} copied, {len(missing)} embedded", flush=True)
+    vectors.update(zip(missing, get_embedder().embed(missing)))
+    sentence_vectors.keep(conn, vectors)
 
 
 def lexical_ms(search: ChunkSearch, ranker: str) -> float:

@@ -90,9 +90,14 @@ class MemoryBM25:
         self.documents_read = 0
         """Documents whose rows the updates have read so far (a benchmark's and a test's view of the work)."""
 
-    def _current(self, version: int) -> _Snapshot:
+    def warm(self) -> None:
+        """Build the copy now (a worker at start), not on the first question."""
+        self._current(None)
+
+    def _current(self, version: int | None) -> _Snapshot:
+        """The copy at least as new as ``version`` (None: any copy); a newer one than the caller's is as good."""
         with self._lock:
-            if self._snapshot is None or self._snapshot.version < version:  # newer than the caller's: as good
+            if self._snapshot is None or (version is not None and self._snapshot.version < version):
                 with self.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn, \
                         conn.begin():  # the version, the documents and their rows from one snapshot
                     self._snapshot = self._update(conn, self._snapshot)

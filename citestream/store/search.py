@@ -221,16 +221,19 @@ class ChunkSearch:
         """Build the in-memory copies a ranker reads (``bm25_memory``: one per kind) before the first question."""
         if ranker == "bm25_memory":
             for kind in ("child", "parent"):
-                self._lexical(kind, "warm", "MIXED", 1, ranker, 1.2, 0.75)
+                self._memory_index(kind).warm()
+
+    def _memory_index(self, kind: str) -> MemoryBM25:
+        if kind not in self._memory:
+            self._memory[kind] = MemoryBM25(self.engine, kind)
+        return self._memory[kind]
 
     def _lexical(self, kind: str, query: str, scope: Scope, k: int, ranker: str, k1: float, b: float) -> list[Ranked]:
         if ranker not in LEXICAL_RANKERS:
             raise ValueError(f"unknown lexical ranker {ranker!r}; one of {LEXICAL_RANKERS}")
         if ranker == "bm25_memory":
-            if kind not in self._memory:
-                self._memory[kind] = MemoryBM25(self.engine, kind)
             with self._connect() as conn:
-                found = self._memory[kind].search(conn, query, _authorities(scope), k, k1, b)
+                found = self._memory_index(kind).search(conn, query, _authorities(scope), k, k1, b)
             return [Ranked(chunk_id, score) for chunk_id, score in found]
         params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
         scope_sql = _scope_clause(scope, params)
