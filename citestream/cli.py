@@ -46,8 +46,9 @@ def cmd_topics(args) -> int:
 
     settings = get_settings()
     created = create_topics(settings.bootstrap_servers, settings.topic_prefix, override=settings.topic_partitions,
-                            **settings.kafka_security())
-    print(f"topics created: {', '.join(created) or 'none (all exist)'}")
+                            retention_hours=settings.topic_retention_hours, **settings.kafka_security())
+    kept = f"{settings.topic_retention_hours:g} h" if settings.topic_retention_hours else "forever"
+    print(f"topics created: {', '.join(created) or 'none (all exist)'}; records kept {kept}")
     return 0
 
 

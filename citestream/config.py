@@ -39,6 +39,11 @@ class Settings(BaseSettings):
         description="Partitions of every topic a stage reads in parallel, when `topics create` makes it (default: "
                     "the registry's, 4 on the question path). A consumer group puts at most one worker on a "
                     "partition: for N workers, at least N. Dead letters and alerts keep one")
+    topic_retention_hours: float = Field(
+        168.0, ge=0, description="How long the broker keeps a topic's records (Kafka's retention.ms), set by "
+                                 "`topics create` on new and existing topics; 0 = forever. 168 is Kafka's own "
+                                 "default; the embedded broker otherwise keeps everything, and its CPU grows with "
+                                 "what it keeps (docs/infrastructure.md)")
 
     # Embedded infrastructure (make up / tests)
     state_dir: Path = Field(PROJECT_ROOT / ".state", description="Data, logs and PIDs of embedded servers")

@@ -18,6 +18,7 @@ os.environ["CITESTREAM_DATABASE_URL"] = os.environ.get(
 os.environ.setdefault("CITESTREAM_TOPIC_PREFIX", "test.")
 os.environ.setdefault("CITESTREAM_APP_ID", f"citestream-{os.environ['CITESTREAM_TOPIC_PREFIX'].strip('.')}")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("CITESTREAM_TOPIC_RETENTION_HOURS", "1")  # test records need minutes, not days
 
 from citestream import infra  # noqa: E402
 from citestream.config import get_settings  # noqa: E402
@@ -127,7 +128,7 @@ def engine(database):
 def topics(settings):
     from citestream.topics import create_topics
 
-    create_topics(settings.bootstrap_servers, settings.topic_prefix)
+    create_topics(settings.bootstrap_servers, settings.topic_prefix, retention_hours=settings.topic_retention_hours)
     return settings.topic_prefix
 
 

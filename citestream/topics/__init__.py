@@ -80,25 +80,66 @@ def partitions(name: str, override: int | None = None) -> int:
     return override if override and count > 1 else count
 
 
+RETENTION = "retention.ms"
+
+
+def retention_ms(hours: float) -> str:
+    """Kafka's ``retention.ms`` for ``hours`` (``CITESTREAM_TOPIC_RETENTION_HOURS``); 0 hours = forever (-1)."""
+    return "-1" if hours == 0 else str(round(hours * 3_600_000))
+
+
 def create_topics(bootstrap_servers: str, prefix: str = "", replication: int = 1, override: int | None = None,
-                  **security) -> list[str]:
+                  retention_hours: float | None = None, **security) -> list[str]:
     """Create every registered topic that does not exist yet; returns the names created. An existing topic keeps
     its partitions (the broker cannot take partitions away, and adding some would move keys between them).
 
-    ``override``: ``partitions``' override. ``security``: the SASL keyword arguments of ``Settings.kafka_security()``.
+    ``override``: ``partitions``' override. ``retention_hours``: how long the broker keeps records, set on the new
+    topics and changed on existing ones that keep them for another time (None: the broker's default, untouched).
+    ``security``: the SASL keyword arguments of ``Settings.kafka_security()``.
     """
     from kafka.admin import KafkaAdminClient, NewTopic
 
+    configs = {} if retention_hours is None else {RETENTION: retention_ms(retention_hours)}
     admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id="citestream-admin", **security)
     try:
         existing = set(admin.list_topics())
+        ours = [prefix + t.name for t in REGISTRY.values()]
         wanted = [
-            NewTopic(prefix + t.name, num_partitions=partitions(t.name, override), replication_factor=replication)
-            for t in REGISTRY.values()
-            if prefix + t.name not in existing
+            NewTopic(name, num_partitions=partitions(t.name, override), replication_factor=replication,
+                     topic_configs=configs)
+            for name, t in zip(ours, REGISTRY.values())
+            if name not in existing
         ]
         if wanted:
             admin.create_topics(wanted)
+        if configs:
+            _set_configs(admin, [name for name in ours if name in existing], configs)
         return [t.name for t in wanted]
+    finally:
+        admin.close()
+
+
+def _set_configs(admin, names: list[str], configs: dict[str, str]) -> None:
+    """``configs`` on the topics ``names`` where they differ (one describe, one alter; keys not named untouched)."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    if not names:
+        return
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name) for name in names])
+    current = described.get("topic", {})
+    stale = [name for name in names
+             if any(current.get(name, {}).get(key, {}).get("value") != value for key, value in configs.items())]
+    if stale:
+        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, configs=configs) for name in stale])
+
+
+def topic_configs(bootstrap_servers: str, name: str, **security) -> dict[str, str]:
+    """The broker's configuration of topic ``name`` (key → value)."""
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id="citestream-admin", **security)
+    try:
+        described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name)])
+        return {key: entry["value"] for key, entry in described.get("topic", {}).get(name, {}).items()}
     finally:
         admin.close()

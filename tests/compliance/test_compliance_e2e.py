@@ -57,7 +57,7 @@ def test_offline_reports_through_kafka(worker):
 def llm_worker(topics, database, tmp_path_factory, settings):
     """A worker whose LLM backend is the fake server, on topics of its own."""
     prefix = f"{settings.topic_prefix}compliance-llm."
-    create_topics(settings.bootstrap_servers, prefix)
+    create_topics(settings.bootstrap_servers, prefix, retention_hours=settings.topic_retention_hours)
     with FakeOpenAI() as fake:
         proc = WorkerProcess(tmp_path_factory.mktemp("llm-worker") / "worker.log", env={
             "CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": f"citestream-{prefix.strip('.')}",

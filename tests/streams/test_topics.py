@@ -71,3 +71,20 @@ def test_readers_find_every_partition_a_topic_was_created_with(settings):
     producer.close()
     found = asyncio.run(read_topic("answers", settings=wide))
     assert [(r.partition, r.key) for r in found] == [(5, b"r-1")]
+
+
+def test_topics_keep_records_for_the_configured_time(settings):
+    """New topics get the retention; existing ones are changed when it changes; 0 hours is forever. The embedded
+    broker keeps everything otherwise, and its CPU grows with what it keeps (docs/infrastructure.md)."""
+    import uuid
+
+    from citestream.topics import create_topics, topic_configs
+
+    prefix = f"kept-{uuid.uuid4().hex[:8]}."
+    create_topics(settings.bootstrap_servers, prefix, retention_hours=2)
+    assert topic_configs(settings.bootstrap_servers, prefix + "answers")["retention.ms"] == str(2 * 3_600_000)
+    assert create_topics(settings.bootstrap_servers, prefix, retention_hours=0.5) == []
+    assert {topic_configs(settings.bootstrap_servers, prefix + name)["retention.ms"]
+            for name in ("questions", "qa.deadletter")} == {str(1_800_000)}
+    create_topics(settings.bootstrap_servers, prefix, retention_hours=0)
+    assert topic_configs(settings.bootstrap_servers, prefix + "answers")["retention.ms"] == "-1"

@@ -40,7 +40,7 @@ def own_topics_worker(settings, name: str, log_path, env: dict[str, str]):
     from citestream.topics import create_topics
 
     prefix = f"{settings.topic_prefix}{name}."
-    create_topics(settings.bootstrap_servers, prefix)
+    create_topics(settings.bootstrap_servers, prefix, retention_hours=settings.topic_retention_hours)
     worker = WorkerProcess(log_path, env={
         "CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": f"citestream-{prefix.strip('.').replace('.', '-')}",
         **env})

@@ -95,7 +95,7 @@ class PrivateStack:
     def create_topics(self) -> None:
         from citestream.topics import create_topics
 
-        create_topics(self.settings.bootstrap_servers, self.prefix)
+        create_topics(self.settings.bootstrap_servers, self.prefix, retention_hours=self.settings.topic_retention_hours)
 
     def worker(self, log_path: Path, **extra: str) -> WorkerProcess:
         return WorkerProcess(log_path, env=self.env(**extra), start_s=WORKER_START_S)
