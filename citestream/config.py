@@ -55,14 +55,15 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = 64
-    policy_version: str = "qa-v2.2+R2_POLICY_V1"
+    policy_version: str = "qa-v2.3+R2_POLICY_V1"
     reranker_model: str = Field(
         "", description="Relevance model: a folder or hub name of a cross-encoder; empty = the one shipped")
     relevance_embedding_weight: float = Field(
         0.5, ge=0, le=1, description="Share of the embedding cosine in the relevance score (0: cross-encoder only)")
     relevance_cross_k: int = Field(
-        24, ge=0, description="Texts per scoring call read by the cross-encoder, the cosine's best first; "
-                             "the rest score their cosine share (0 = every text)")
+        8, ge=0, description="Texts per scoring call read by the cross-encoder, the cosine's best first; "
+                            "the rest score their cosine share (0 = every text). 8 is the knee of the dev curve "
+                            "(docs/relevance.md): half the model's time of 24, one dev answer of 122 lost")
     questions_together: int = Field(
         4, ge=1, description="Questions the retrieve agent takes at once and runs side by side, so their model "
                              "passes are batched (1 = one at a time)")
