@@ -22,7 +22,7 @@ from citestream.config import get_settings
 from citestream.embedding import get_embedder
 from citestream.policy import RetrievalPolicy
 from citestream.store import engine_for
-from citestream.store.search import as_array
+from citestream.store.db import as_array
 
 from ._support import ensure_corpus
 from .retrieval import GOLDEN, load_items

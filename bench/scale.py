@@ -41,7 +41,7 @@ from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.policy import RetrievalPolicy
 from citestream.store import ChunkSearch, SentenceVectors, engine_for, sentence_vectors
-from citestream.store.search import as_array
+from citestream.store.db import as_array
 from citestream.deps import Deps
 from citestream.text import scored_units
 

@@ -112,6 +112,10 @@ class Deps:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""
         _ = self.embedder, self.tokens, self.relevance, self.llm, self.chunks.index_version()
         self.search.warm(self.policy.retrieval.lexical_ranker)
+        if self.policy.retrieval.corpus_variant:  # the corpus' acronyms and spelling: 1.6 s on the 19 PDFs
+            from .retrieval.lexicon import corpus_lexicon
+
+            corpus_lexicon(self.search)
 
 
 _DEPS: Deps | None = None

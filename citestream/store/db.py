@@ -7,10 +7,14 @@ password use the embedded server's passfile (``Settings.resolve_dsn``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
+import numpy as np
 from pgvector.psycopg import register_vector
-from sqlalchemy import Engine, create_engine, event
+from psycopg.rows import namedtuple_row
+from sqlalchemy import Connection, Engine, create_engine, event
 
 from ..config import get_settings
 
@@ -36,3 +40,21 @@ def make_engine(dsn: str) -> Engine:
 @lru_cache(maxsize=4)
 def engine_for(dsn: str | None = None) -> Engine:
     return make_engine(dsn or get_settings().app_dsn)
+
+
+def binary_rows(conn: Connection, sql: str, params: Mapping[str, Any]) -> list[Any]:
+    """The rows of ``sql`` (psycopg's ``%(name)s`` placeholders) in Postgres' binary format, on ``conn``'s own
+    connection and transaction, as named tuples. Why: a pgvector value in text form is parsed in Python (100 vectors
+    of 384: 9.9 ms of CPU); in binary, numpy reads its bytes (0.8 ms). For the statements that return vectors."""
+    driver = conn.connection.driver_connection
+    assert driver is not None, "a live SQLAlchemy connection has its DBAPI connection"
+    with driver.cursor(binary=True, row_factory=namedtuple_row) as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def as_array(value) -> np.ndarray:
+    """psycopg returns ``pgvector.Vector``; SQLAlchemy paths may return lists or numpy arrays."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy import Connection, Engine, text
 
+from .db import as_array, binary_rows
 from .memory_index import MemoryBM25
 
 SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
@@ -255,14 +256,12 @@ class ChunkSearch:
         cosines = []
         for i, vector in enumerate(embeddings):
             params[f"q{i}"] = vector
-            cosines.append(f"1 - (embedding <=> :q{i})")
+            cosines.append(f"1 - (embedding <=> %(q{i})s)")
         best = cosines[0] if len(cosines) == 1 else f"greatest({', '.join(cosines)})"
-        sql = text(
-            f"SELECT chunk_id, doc_id, pdf, page, section, authority, text, parent_id, embedding, {best} AS score "
-            "FROM chunks WHERE chunk_id = ANY(:ids)"
-        )
+        sql = (f"SELECT chunk_id, doc_id, pdf, page, section, authority, text, parent_id, embedding, {best} AS score "
+               "FROM chunks WHERE chunk_id = ANY(%(ids)s)")
         with self._connect() as conn:
-            rows = conn.execute(sql, params).all()
+            rows = binary_rows(conn, sql, params)
         return [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
                          min(1.0, max(0.0, float(r.score))), r.parent_id, as_array(r.embedding))
                 for r in rows]
@@ -272,13 +271,6 @@ class ChunkSearch:
         ranked = self.dense(embedding, scope, k, ef_search)
         hits = {h.chunk_id: h for h in self.hydrate([r.chunk_id for r in ranked], [embedding])}
         return sorted((hits[r.chunk_id] for r in ranked if r.chunk_id in hits), key=lambda h: (-h.score, h.chunk_id))
-
-
-def as_array(value) -> np.ndarray:
-    """psycopg returns ``pgvector.Vector``; SQLAlchemy paths may return lists or numpy arrays."""
-    if hasattr(value, "to_numpy"):
-        value = value.to_numpy()
-    return np.asarray(value, dtype=np.float32)
 
 
 def _ordered(items) -> list[Ranked]:

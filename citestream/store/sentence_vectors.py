@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine
 from sqlalchemy.dialects.postgresql import insert
 
 from ..core.hashing import sha256_hex
 from ..embedding import MODEL_NAME as EMBEDDING_MODEL
+from .db import as_array, binary_rows
 from .tables import sentence_vectors
 
 
@@ -33,6 +34,7 @@ class SentenceVectors:
         if not by_key:
             return {}
         with self.engine.connect() as conn:
-            rows = conn.execute(select(sentence_vectors.c.text_sha256, sentence_vectors.c.embedding).where(
-                sentence_vectors.c.model == EMBEDDING_MODEL, sentence_vectors.c.text_sha256.in_(list(by_key))))
-            return {by_key[key]: np.asarray(vector, dtype=np.float32) for key, vector in rows}
+            rows = binary_rows(conn, f"SELECT text_sha256, embedding FROM {sentence_vectors.name} "
+                                     "WHERE model = %(model)s AND text_sha256 = ANY(%(keys)s)",
+                               {"model": EMBEDDING_MODEL, "keys": list(by_key)})
+            return {by_key[r.text_sha256]: as_array(r.embedding) for r in rows}

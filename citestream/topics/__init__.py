@@ -6,6 +6,7 @@ record model other than its topic's is refused at import time.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -17,6 +18,7 @@ from ..models import (
 )
 
 
+log = logging.getLogger("citestream.topics")
 KB = 1024
 INTERNAL_MAX_BYTES = 900 * KB
 """Below the producer's 1 MB request limit, with room for the key and headers."""
@@ -130,7 +132,11 @@ def _set_configs(admin, names: list[str], configs: dict[str, str]) -> None:
     stale = [name for name in names
              if any(current.get(name, {}).get(key, {}).get("value") != value for key, value in configs.items())]
     if stale:
-        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, configs=configs) for name in stale])
+        result = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, configs=configs)
+                                      for name in stale])
+        refused = {name: outcome for name, outcome in result.get("topic", {}).items() if outcome != "OK"}
+        if refused:  # a broker that does not let this client alter topics: they keep what they had
+            log.warning("the broker kept its own configuration of %s: %s", ", ".join(sorted(refused)), refused)
 
 
 def topic_configs(bootstrap_servers: str, name: str, **security) -> dict[str, str]:
