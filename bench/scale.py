@@ -40,7 +40,7 @@ from citestream.embedding import get_embedder
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.policy import RetrievalPolicy
-from citestream.store import ChunkSearch, SentenceVectors, engine_for, sentence_vectors
+from citestream.store import ChunkSearch, ChunkStore, SentenceVectors, engine_for, sentence_vectors
 from citestream.store.db import as_array
 from citestream.deps import Deps
 from citestream.text import scored_units
@@ -229,8 +229,7 @@ def main() -> None:
         built = grow(base_url, factor) if factor > 1 else None
         url = _url(base_url, factor)
         search = ChunkSearch(engine_for(url))
-        with search.engine.begin() as conn:  # the planner's figures for the grown table (committed: ANALYZE is
-            conn.execute(text("ANALYZE chunks"))  # transactional), else it filters by kind and scans every vector
+        ChunkStore(search.engine).refresh_statistics()  # else the planner filters by kind and scans every vector
         with search.engine.connect() as conn:
             chunks = conn.execute(text("SELECT count(*) FROM chunks WHERE kind = 'child'")).scalar_one()
         started = time.perf_counter()

@@ -121,16 +121,23 @@ def create_topics(bootstrap_servers: str, prefix: str = "", replication: int = 1
         admin.close()
 
 
+def _described(admin, names: list[str]) -> dict[str, dict[str, str]]:
+    """The broker's configuration of each topic of ``names`` (name → key → value), in one request."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name) for name in names])
+    topics = described.get("topic", {})
+    return {name: {key: entry["value"] for key, entry in topics.get(name, {}).items()} for name in names}
+
+
 def _set_configs(admin, names: list[str], configs: dict[str, str]) -> None:
     """``configs`` on the topics ``names`` where they differ (one describe, one alter; keys not named untouched)."""
     from kafka.admin import ConfigResource, ConfigResourceType
 
     if not names:
         return
-    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name) for name in names])
-    current = described.get("topic", {})
-    stale = [name for name in names
-             if any(current.get(name, {}).get(key, {}).get("value") != value for key, value in configs.items())]
+    current = _described(admin, names)
+    stale = [name for name in names if any(current[name].get(key) != value for key, value in configs.items())]
     if stale:
         result = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, configs=configs)
                                       for name in stale])
@@ -141,11 +148,10 @@ def _set_configs(admin, names: list[str], configs: dict[str, str]) -> None:
 
 def topic_configs(bootstrap_servers: str, name: str, **security) -> dict[str, str]:
     """The broker's configuration of topic ``name`` (key → value)."""
-    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+    from kafka.admin import KafkaAdminClient
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id="citestream-admin", **security)
     try:
-        described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name)])
-        return {key: entry["value"] for key, entry in described.get("topic", {}).get(name, {}).items()}
+        return _described(admin, [name])[name]
     finally:
         admin.close()
