@@ -71,3 +71,4 @@ _.clear_cache           # relevance/model.py: bench/scale.py clears it between a
 _.documents_read        # store/memory_index.py: read by tests/store/test_lexical_stats.py
 _.megabytes              # store/memory_index.py: printed by bench/scale.py
 topic_configs           # topics/__init__.py: read by tests/streams/test_topics.py
+_.max_seq_length  # sentence-transformers reads it: the training length of the relevance embedder

@@ -255,7 +255,8 @@ def cmd_verify_eval(args) -> int:
     report = run_eval(args.golden, None if args.no_ingest else args.corpus, k=args.top_k, judge=args.judge)
     if args.verbose:
         for r in report["results"]:
-            print(f"{'ok ' if r['correct'] else 'BAD'} {r['id']} {r['label']:<12} {r['verdict']:<8} {r['evidence']}")
+            print(f"{'ok ' if r['correct'] else 'BAD'} {r['id']} {r['label']:<12} {r['verdict']:<8} {r['evidence']} "
+                  f"{r['rationale']}")
     print(json.dumps({k: v for k, v in report.items() if k != "results"}))
     return 0 if report["accuracy"] >= args.min_accuracy else 1
 

@@ -55,11 +55,14 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = 64
-    policy_version: str = "qa-v2.3+R2_POLICY_V1"
+    policy_version: str = "qa-v2.4+R2_POLICY_V1"
     reranker_model: str = Field(
         "", description="Relevance model: a folder or hub name of a cross-encoder; empty = the one shipped")
     relevance_embedding_weight: float = Field(
-        0.5, ge=0, le=1, description="Share of the embedding cosine in the relevance score (0: cross-encoder only)")
+        0.7, ge=0, le=1, description="Share of the embedding cosine in the relevance score (0: cross-encoder only)")
+    relevance_embedder: str = Field(
+        "", description="Folder of the relevance blend's embedding model (`citestream model embedder --out`); "
+                        "empty: the one the package ships")
     relevance_cross_k: int = Field(
         8, ge=0, description="Texts per scoring call read by the cross-encoder, the cosine's best first; "
                             "the rest score their cosine share (0 = every text). 8 is the knee of the dev curve "

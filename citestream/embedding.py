@@ -6,12 +6,16 @@ downloaded from a model hub (``HF_HUB_OFFLINE=1`` is forced before import).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import threading
 from collections.abc import Sequence
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -59,12 +63,21 @@ class Embedder:
     name = MODEL_NAME
     dim = EMBEDDING_DIM
 
-    def __init__(self, batch_size: int = 64):
+    def __init__(self, batch_size: int = 64, delta: dict | None = None, name: str = MODEL_NAME):
+        """``delta``: encoder weights to put over the base model's (a tuned copy such as the relevance
+        embedder, which keeps the base token embeddings)."""
         from sentence_transformers import SentenceTransformer
 
         self.batch_size = batch_size
+        self.name = name
         with quiet_model_loading():
             self._model = SentenceTransformer(model_path(), device="cpu")
+        if delta:
+            encoder: Any = self._model[0].auto_model  # the BERT under the pooling (typed as a tensor or module)
+            missing, unexpected = encoder.load_state_dict(delta, strict=False)
+            if unexpected or any(not k.startswith("embeddings.") for k in missing):
+                raise RuntimeError(f"embedding weights do not fit the base model: missing {missing[:5]}, "
+                                   f"unexpected {unexpected[:5]}")
         self._lock = threading.Lock()  # one forward pass at a time; torch uses both cores per call
         self._together = Coalescer(self._embed_calls, "embedding")
 
@@ -108,6 +121,51 @@ def get_embedder() -> Embedder:
     from .config import get_settings
 
     return Embedder(batch_size=get_settings().embedding_batch_size)
+
+
+RELEVANCE_EMBEDDER_DIR = Path(__file__).resolve().parent / "relevance" / "embedder_weights"
+"""The relevance blend's embedding model (``citestream model embedder``): MiniLM-L6 tuned on the corpus' questions,
+stored as its encoder layers in float16 over this package's token embeddings. Retrieval keeps the stock model."""
+WEIGHTS_FILE = "delta.safetensors"
+METADATA_FILE = "citestream-model.json"
+
+
+def relevance_embedder_dir() -> Path:
+    from .config import get_settings
+
+    return Path(get_settings().relevance_embedder or RELEVANCE_EMBEDDER_DIR)
+
+
+def relevance_embedder_name() -> str:
+    """Name and weights' hash, without loading the model: the key of the sentence vectors ingest keeps for it."""
+    return _embedder_name(relevance_embedder_dir())
+
+
+@lru_cache(maxsize=4)
+def _embedder_name(folder: Path) -> str:
+    if not (folder / WEIGHTS_FILE).is_file():
+        raise FileNotFoundError(f"no relevance embedder in {folder}: run `make model`")
+    meta = json.loads((folder / METADATA_FILE).read_text())
+    digest = hashlib.sha256((folder / WEIGHTS_FILE).read_bytes()).hexdigest()
+    return f"{meta['name']}@{digest[:12]}"
+
+
+def get_relevance_embedder() -> Embedder:
+    """The relevance blend's embedder (``CITESTREAM_RELEVANCE_EMBEDDER``: a folder ``citestream model embedder``
+    wrote; empty: the one the package ships)."""
+    return _relevance_embedder(relevance_embedder_dir())
+
+
+@lru_cache(maxsize=2)
+def _relevance_embedder(folder: Path) -> Embedder:
+    import torch
+    from safetensors.torch import load_file
+
+    from .config import get_settings
+
+    name = _embedder_name(folder)
+    delta = {k: v.to(torch.float32) for k, v in load_file(str(folder / WEIGHTS_FILE)).items()}
+    return Embedder(batch_size=get_settings().embedding_batch_size, delta=delta, name=name)
 
 
 class TokenCounter:

@@ -3,7 +3,8 @@ answerable questions above unanswerable ones (docs/relevance.md, "Which scorer")
 
 For every dev question: the rerank pool of Phase A (the policy's ``rerank_pool`` best fused candidates) with each
 quotable sentence of each passage. A passage is *good* when it is on an expected page and holds an expected phrase;
-a sentence likewise. Scorers: the cross-encoder alone, the embedding cosine alone, and their blend at each weight.
+a sentence likewise. Scorers: the cross-encoder alone, the relevance embedder's cosine alone, and their blend at
+each weight.
 Printed per scorer: good passage at rank 1 and within 6 (the prompt's chunks) when passages are ranked whole and
 when ranked by their best sentence; good sentence at rank 1 over the pool; ROC AUC of the best sentence score,
 answerable vs unanswerable. Refuses a held-out test split.
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from citestream.deps import get_deps
+from citestream.embedding import get_relevance_embedder
 from citestream.eval.sets import DEV_SET, blind, contains_phrase, load_set, set_name
 from citestream.relevance import RelevanceModel, asked_scope
 from citestream.relevance.training.train import auc
@@ -42,6 +44,7 @@ def main() -> int:
         return 2
     deps = get_deps()
     cross = RelevanceModel(deps.settings.reranker_model, embedding_weight=0.0)
+    blend_embedder = get_relevance_embedder()
     size = deps.policy.relevance.rerank_pool
     rows = []
     for item, pool in rerank_pools(deps, load_set(Path(args.set))):
@@ -54,8 +57,8 @@ def main() -> int:
                 "good": on_page and bool(contains_phrase(hit.text, item.must_contain_any)),
                 "good_units": np.array([on_page and bool(contains_phrase(u, item.must_contain_any)) for u in units]),
                 "ce": cross.score(item.question, [hit.text])[0], "ce_units": cross.score(item.question, units),
-                "cos": _cosine(deps.embedder, item.question, [hit.text])[0],
-                "cos_units": _cosine(deps.embedder, item.question, units),
+                "cos": _cosine(blend_embedder, item.question, [hit.text])[0],
+                "cos_units": _cosine(blend_embedder, item.question, units),
             })
         rows.append((item.answerable, passages))
     answerable = [p for a, p in rows if a]

@@ -33,13 +33,13 @@ def score_claims(rows: Iterable[dict], judge: ClaimJudge,
     for row in rows:
         pack = pack_for_claim(row["claim"])
         if pack is None or not pack.chunks:
-            verdict, evidence = "unclear", []
+            verdict, evidence, why = "unclear", [], "no grounding pack"
         else:
             v = fail_closed(judge.judge(Claim(id=row["id"], text=row["claim"]), pack), pack)
-            verdict, evidence = v.verdict, [e.chunkId for e in v.evidence]
+            verdict, evidence, why = v.verdict, [e.chunkId for e in v.evidence], v.rationale
         expected_pass = row["label"] == "supported"
         results.append({"id": row["id"], "label": row["label"], "verdict": verdict, "evidence": evidence,
-                        "correct": (verdict == "pass") == expected_pass})
+                        "rationale": why, "correct": (verdict == "pass") == expected_pass})
     n = len(results)
     supported = [r for r in results if r["label"] == "supported"]
     others = [r for r in results if r["label"] != "supported"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.hashing import sha256_hex
-from ..embedding import Embedder
+from ..embedding import Embedder, get_relevance_embedder, relevance_embedder_name
 from ..store import ChunkRow, ChunkStore, DocumentRow
 from ..text import scored_units
 from .authority import decide_authority, manifest_authorities
@@ -31,8 +31,14 @@ from .pdf import read_pages
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
 PIPELINE_VERSION = "ingest-3"
-"""Bump when parsing or chunking changes, so unchanged files are re-chunked once (stored in documents.metadata)."""
+"""Bump when parsing or chunking changes, so unchanged files are re-chunked once (stored in documents.metadata, with
+the relevance embedder that computed the sentence vectors: another one re-ingests too, see ``pipeline_version``)."""
 PIPELINE_KEY = "_ingest_pipeline"
+
+
+def pipeline_version() -> str:
+    """What a stored document was built with: this pipeline and the embedder of its sentence vectors."""
+    return f"{PIPELINE_VERSION}/{relevance_embedder_name()}"
 
 
 class EmptyDocument(ValueError):
@@ -113,7 +119,9 @@ def plan_chunks(doc: SourceDocument) -> tuple[list[Piece], list[list[int]]]:
     return children, group_parents(children)
 
 
-def build_chunks(doc: SourceDocument, embedder: Embedder) -> list[ChunkRow]:
+def build_chunks(doc: SourceDocument, embedder: Embedder, sentence_embedder: Embedder | None = None) -> list[ChunkRow]:
+    """Children embedded by ``embedder`` (retrieval's), their scored sentence units by the relevance blend's
+    embedder (``embedding.get_relevance_embedder``, unless given), then the parents."""
     children, parents = plan_chunks(doc)
     if not children:
         raise EmptyDocument(f"{doc.pdf}: no extractable text (empty, or image-only without a text layer)")
@@ -121,7 +129,7 @@ def build_chunks(doc: SourceDocument, embedder: Embedder) -> list[ChunkRow]:
     unique_units = list(dict.fromkeys(u for group in units for u in group))
     try:
         vectors = embedder.embed([embedding_input(c) for c in children])
-        unit_vectors = dict(zip(unique_units, embedder.embed(unique_units)))
+        unit_vectors = dict(zip(unique_units, (sentence_embedder or get_relevance_embedder()).embed(unique_units)))
     except Exception as exc:  # any backend failure: report it, write nothing
         raise EmbeddingFailed(f"{doc.pdf}: embedding failed: {type(exc).__name__}: {exc}") from exc
     finite = all(np.isfinite(np.asarray(v, dtype=np.float32)).all() for v in (vectors, *unit_vectors.values()))
@@ -146,7 +154,7 @@ def build_chunks(doc: SourceDocument, embedder: Embedder) -> list[ChunkRow]:
 
 def is_unchanged(doc: SourceDocument, store: ChunkStore) -> bool:
     stored = store.stored_state(doc.doc_id)
-    return stored is not None and stored == (doc.content_sha256, doc.authority, PIPELINE_VERSION)
+    return stored is not None and stored == (doc.content_sha256, doc.authority, pipeline_version())
 
 
 def unchanged_outcome(doc: SourceDocument, store: ChunkStore) -> IngestOutcome | None:
@@ -162,7 +170,7 @@ def write_document(doc: SourceDocument, rows: list[ChunkRow], store: ChunkStore)
     store.replace_document(
         DocumentRow(doc_id=doc.doc_id, pdf=doc.pdf, content_sha256=doc.content_sha256, pages=len(doc.pages),
                     authority=doc.authority, title=doc.title, source=doc.source,
-                    metadata={**doc.metadata, PIPELINE_KEY: PIPELINE_VERSION}),
+                    metadata={**doc.metadata, PIPELINE_KEY: pipeline_version()}),
         rows,
     )
     return IngestOutcome(doc.doc_id, [r.chunk_id for r in rows if r.kind == "child"], len(doc.pages), True,

@@ -50,12 +50,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 log = logging.getLogger("citestream.relevance")
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"
+SHIPPED_EMBEDDER_DIR = Path(__file__).resolve().parent / "embedder_weights"
 METADATA_FILE = "citestream-model.json"
 DELTA_FILE = "delta.safetensors"
 MAX_LENGTH = 256
 CACHE_SIZE = 50_000
 VECTOR_CACHE_SIZE = 50_000  # 384 float32 each: ~75 MB at most
-EMBEDDING_WEIGHT = 0.5
+EMBEDDING_WEIGHT = 0.7
 BATCH_SIZE = 16
 """Pairs per forward pass. Sentences are sorted by length first, so a batch pads to a neighbour's length, not to the
 longest sentence of the question's pool: on retrieval's real pools (~50 sentences) 16 sorted took 750 ms where 32
@@ -82,10 +83,9 @@ class RelevanceModel:
         self.embedding_weight = embedding_weight
         self.cross_k = cross_k if embedding_weight else 0
         """At most this many texts per call are read by the cross-encoder: those the embedding cosine ranks
-        highest; the others score their cosine share alone (0 = every text), ``embedding_weight`` (0.5) times a
-        cosine below 1, so under the policy's answer threshold (0.50): a text the cross-encoder has not read is
-        not quoted (only the question's own words, cosine 1, would reach it). A text's cached score is the one of
-        the first call that scored it."""
+        highest; the others score their cosine share alone (0 = every text): ``embedding_weight`` (0.7) times the
+        cosine, which reaches the policy's answer threshold (0.50) only at a cosine of 0.71 or more, below the
+        eight the cross-encoder read. A text's cached score is the one of the first call that scored it."""
         self.max_length = max_length
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
@@ -104,9 +104,9 @@ class RelevanceModel:
         self.name = self.encoder_name
         """What scored: the cross-encoder, and the embedding model's share when blended (``RelevanceTrace.model``)."""
         if embedding_weight:
-            from ..embedding import get_embedder
+            from ..embedding import get_relevance_embedder
 
-            self._embedder = get_embedder()
+            self._embedder = get_relevance_embedder()
             self.name = f"{self.encoder_name}+{embedding_weight:g}*cos({self._embedder.name})"
 
     def clear_cache(self) -> None:
@@ -169,7 +169,10 @@ class RelevanceModel:
         return out
 
     def read_by_cross_encoder(self, cosine: np.ndarray) -> list[int]:
-        """Which of a call's texts the cross-encoder reads: the ``cross_k`` the embedding cosine ranks highest."""
+        """Which of a call's texts the cross-encoder reads: the ``cross_k`` the embedding cosine ranks highest; none
+        when the cosine is the whole score (``embedding_weight`` 1)."""
+        if self.embedding_weight >= 1:
+            return []
         if self.cross_k and len(cosine) > self.cross_k:
             return [int(i) for i in np.argsort(-cosine, kind="stable")[:self.cross_k]]
         return list(range(len(cosine)))
@@ -177,6 +180,8 @@ class RelevanceModel:
     def cross_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """P(answers) from the cross-encoder alone for (question, text) pairs, in input order, uncached; pairs go
         in sorted by length (less padding). Pairs of several questions may share a call (bench/batching.py)."""
+        if not pairs:
+            return np.zeros(0, dtype=np.float64)
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         logits = np.zeros(len(pairs), dtype=np.float64)
         logits[order] = np.asarray(self._encoder.predict(

@@ -1,6 +1,7 @@
 """The sentence vectors ingest keeps (``keep``, in ``ChunkStore.replace_document``'s transaction) and the relevance
 model's blend reads (``SentenceVectors.fetch``) before it embeds any candidate sentence. A row's key: the embedding
-model and the SHA-256 of the text."""
+model (the relevance embedder's name and weights' hash, so a retrained model never reads another's vectors) and the
+SHA-256 of the text."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.dialects.postgresql import insert
 
 from ..core.hashing import sha256_hex
-from ..embedding import MODEL_NAME as EMBEDDING_MODEL
+from ..embedding import relevance_embedder_name
 from .db import as_array, binary_rows
 from .tables import sentence_vectors
 
@@ -20,8 +21,9 @@ def keep(conn: Connection, vectors: dict[str, np.ndarray]) -> None:
     """Add the vectors (by text) the table lacks; in key order, so two writers never wait on each other in turn."""
     by_key = {sha256_hex(t): v for t, v in vectors.items()}
     if by_key:
+        model = relevance_embedder_name()
         conn.execute(insert(sentence_vectors).on_conflict_do_nothing(), [
-            {"model": EMBEDDING_MODEL, "text_sha256": key, "embedding": by_key[key]} for key in sorted(by_key)])
+            {"model": model, "text_sha256": key, "embedding": by_key[key]} for key in sorted(by_key)])
 
 
 class SentenceVectors:
@@ -36,5 +38,5 @@ class SentenceVectors:
         with self.engine.connect() as conn:
             rows = binary_rows(conn, f"SELECT text_sha256, embedding FROM {sentence_vectors.name} "
                                      "WHERE model = %(model)s AND text_sha256 = ANY(%(keys)s)",
-                               {"model": EMBEDDING_MODEL, "keys": list(by_key)})
+                               {"model": relevance_embedder_name(), "keys": list(by_key)})
             return {by_key[r.text_sha256]: as_array(r.embedding) for r in rows}

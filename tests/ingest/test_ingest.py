@@ -83,6 +83,19 @@ def test_failure_reingest_same_doc_id_upserts_without_growth(store, embedder):
     assert store.index_version() == version  # unchanged content: the index did not change
 
 
+def test_a_document_stored_with_another_relevance_embedder_is_built_again(store, embedder, monkeypatch):
+    """Its sentence vectors were another model's: the relevance blend would embed every sentence per question."""
+    from citestream.ingest import pipeline
+
+    docs = [_doc(_unique("embedder"), "Batch records are reviewed by the quality unit before release.")]
+    ingest_request(_request(documents=docs), store, embedder)
+    version = store.index_version()
+    monkeypatch.setattr(pipeline, "relevance_embedder_name", lambda: "another-embedder@000000000000")
+    assert pipeline.pipeline_version() == "ingest-3/another-embedder@000000000000"
+    ingest_request(_request(documents=docs), store, embedder)
+    assert store.index_version() != version  # rebuilt, not skipped as unchanged
+
+
 def test_failure_bad_pdfs_are_reported_while_the_others_are_ingested(tmp_path, store, embedder):
     good = write_guidance_pdf(tmp_path / "good_guidance.pdf", [PageSpec("I. SCOPE", prose("calibration", 12))])
     bad = {
@@ -252,15 +265,13 @@ def test_a_sentence_vector_that_is_not_finite_fails_the_document_before_any_writ
     from citestream.ingest import from_text
     from citestream.ingest.pipeline import EmbeddingFailed, build_chunks
 
-    class NanForSentences:
-        name, dim, calls = embedder.name, embedder.dim, 0
+    class NanEmbedder:
+        name, dim = embedder.name, embedder.dim
 
         def embed(self, texts):
-            self.calls += 1
-            vectors = embedder.embed(texts)
-            return vectors if self.calls == 1 else np.full_like(vectors, np.nan)
+            return np.full_like(embedder.embed(texts), np.nan)
 
     doc = from_text("nan-units", "Each batch record is kept for at least one year after the expiry date of the batch.",
                     title="nan-units")
     with pytest.raises(EmbeddingFailed, match="non-finite"):
-        build_chunks(doc, NanForSentences())
+        build_chunks(doc, embedder, sentence_embedder=NanEmbedder())

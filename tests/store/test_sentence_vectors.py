@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
+from citestream.embedding import get_relevance_embedder
 from citestream.ingest import from_text, ingest_document
 from citestream.relevance import RelevanceModel
 from citestream.store import ChunkStore, SentenceVectors, engine_for
@@ -36,7 +37,7 @@ def test_ingest_keeps_the_vector_of_every_sentence_the_model_scores(engine, embe
     units = _units(engine)
     stored = SentenceVectors(engine).fetch([*units, "a sentence no document holds"])
     assert set(stored) == set(units) and len(units) >= 3
-    assert np.allclose(np.stack([stored[u] for u in units]), embedder.embed(units), atol=1e-5)
+    assert np.allclose(np.stack([stored[u] for u in units]), get_relevance_embedder().embed(units), atol=1e-5)
     ingest_document(from_text("record-keeping-copy", DOC, title="copy"), ChunkStore(engine), embedder)
     with engine.connect() as conn:  # the same sentences in another document: kept once
         assert conn.execute(text("SELECT count(*) FROM sentence_vectors")).scalar_one() == len(set(units))

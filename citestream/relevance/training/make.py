@@ -14,15 +14,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...config import PROJECT_ROOT, get_settings
-from ..model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+from ..model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, SHIPPED_EMBEDDER_DIR, file_sha256
 from .corpus import load_corpus
 from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, write_pairs
 from .questions import STYLES, generate, generate_offtopic, load_questions
+from .embedder import EmbedderConfig
 from .refine import RefineConfig, refine
 from .train import TrainConfig, split_held_out, train
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 COMMITTED_QUESTIONS = DATA_DIR / "llm_questions.jsonl"
+ALL_DOCUMENT_QUESTIONS = DATA_DIR / "llm_questions_all_documents.jsonl"
 OFFTOPIC_QUESTIONS = DATA_DIR / "offtopic_questions.txt"
 DEFAULT_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus"
 DEFAULT_FDAQA = PROJECT_ROOT.parent / "shared" / "data" / "fda-qa" / "QnA.csv"
@@ -107,6 +109,25 @@ def cmd_refine(args) -> int:
     return 0
 
 
+def cmd_embedder(args) -> int:
+    """The relevance embedder: MiniLM-L6 tuned on the mined groups of every document's LLM questions."""
+    from ...embedding import get_embedder, model_path
+    from .embedder import examples, train_embedder
+    from .groups import mine_groups
+    from .pairs import corpus_acronyms
+
+    chunks = load_corpus(Path(args.corpus))
+    questions = Path(args.questions)
+    groups = mine_groups(chunks, load_questions(questions), fdaqa_rows(Path(args.fdaqa)), get_embedder().embed)
+    rows = examples(groups, corpus_acronyms(chunks), EmbedderConfig())
+    print(f"{len(groups)} groups, {len(rows)} training rows", file=sys.stderr)
+    meta = train_embedder(model_path(), rows, Path(args.out), extra_metadata={
+        "llm_questions_sha256": file_sha256(questions), "groups": len(groups),
+        "groups_by_source": {s: sum(g.source == s for g in groups) for s in sorted({g.source for g in groups})}})
+    print(json.dumps({k: meta[k] for k in ("examples", "seconds")}))
+    return 0
+
+
 def cmd_thresholds(args) -> int:
     """Record the thresholds chosen on the dev split in the artifact's metadata (the policy carries the same)."""
     meta_path = Path(args.model) / METADATA_FILE
@@ -162,3 +183,10 @@ def add_parser(sub) -> None:
     r.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     r.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     r.set_defaults(fn=cmd_refine, no_noise=False)
+
+    e = actions.add_parser("embedder", help="tune the embedding model of the relevance blend on mined groups")
+    e.add_argument("--out", default=str(SHIPPED_EMBEDDER_DIR), help="where it goes (default: the shipped one)")
+    e.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    e.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
+    e.add_argument("--questions", default=str(ALL_DOCUMENT_QUESTIONS), help="LLM questions (JSONL)")
+    e.set_defaults(fn=cmd_embedder)

@@ -1,0 +1,113 @@
+"""The relevance embedder: MiniLM-L6's sentence embeddings fine-tuned so that a question lands next to the sentence
+that answers it, not next to the sentences that merely share its topic.
+
+Why a second embedding model: the relevance score blends the cross-encoder with an embedding cosine, and on the
+qa-v2 dev split the cosine of the stock all-MiniLM-L6-v2 separated answerable from unanswerable questions better
+than the cross-encoder trained here. Tuned on the corpus' own questions it ranks better still, for the price of one
+more question embedding (docs/relevance.md, "The relevance embedder"). Retrieval keeps the stock model.
+
+Data: the second stage's mined groups (``groups.py``: LLM questions about corpus sentences, glossary definitions,
+FDA Q&A), each question with its answering sentence and its ``negatives`` hardest neighbours; a quarter of the
+questions again with typos or an acronym swapped (``pairs.reworded``'s edits). Loss: multiple-negatives ranking
+(softmax over every sentence of the batch, the question's own answer the target; scale 20). The token embeddings
+are frozen, so the artifact is the encoder layers in float16 on top of the base package's embeddings, like the
+cross-encoder's. Deterministic for the seed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..model import DELTA_FILE, METADATA_FILE
+from .groups import SEED, Group
+from .pairs import with_acronyms, with_typos
+
+NAME = "citestream-relevance-embedder"
+
+
+@dataclass(frozen=True)
+class EmbedderConfig:
+    lr: float = 2e-5
+    batch: int = 32
+    negatives: int = 3
+    reworded: float = 0.25
+    scale: float = 20.0
+    max_length: int = 128
+    warmup: float = 0.1
+    seed: int = SEED
+    threads: int = 2
+
+
+def examples(groups: Sequence[Group], acronyms: dict[str, str], config: EmbedderConfig) -> list[tuple[str, ...]]:
+    """(question, answer, negative...) rows, shuffled; reworded copies beside their originals."""
+    rng = random.Random(config.seed)
+    rows: list[tuple[str, ...]] = []
+    for g in groups:
+        if len(g.texts) <= config.negatives:
+            continue
+        texts = g.texts[:config.negatives + 1]
+        rows.append((g.question, *texts))
+        if rng.random() < config.reworded:
+            variant = (with_acronyms(g.question, acronyms, rng) if rng.random() < 0.3 else None) \
+                or with_typos(g.question, rng)
+            if variant != g.question:
+                rows.append((variant, *texts))
+    rng.shuffle(rows)
+    return rows
+
+
+def train_embedder(base_path: str, rows: Sequence[tuple[str, ...]], out_dir: Path,
+                   config: EmbedderConfig = EmbedderConfig(), extra_metadata: dict | None = None) -> dict:
+    import torch
+    from safetensors.torch import save_file
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    model = SentenceTransformer(base_path, device="cpu")
+    model.max_seq_length = config.max_length
+    bert: Any = model[0].auto_model  # the BERT under the pooling (typed as a tensor or module)
+    for parameter in bert.embeddings.parameters():
+        parameter.requires_grad = False
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=config.lr)
+    batches = [rows[i:i + config.batch] for i in range(0, len(rows), config.batch)]
+    warmup = max(1, int(config.warmup * len(batches)))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (len(batches) - s) / max(1, len(batches) - warmup))))
+
+    def embed(texts: list[str]):
+        features = model.preprocess(texts)
+        return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
+
+    model.train()
+    started, running = time.monotonic(), 0.0
+    for step, batch in enumerate(batches):
+        questions = embed([r[0] for r in batch])
+        texts = embed([r[1] for r in batch] + [t for r in batch for t in r[2:]])  # answers first, in batch order
+        logits = questions @ texts.T * config.scale
+        loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        running = 0.95 * running + 0.05 * loss.item() if step else loss.item()
+        if (step + 1) % 10 == 0 or step + 1 == len(batches):
+            elapsed = time.monotonic() - started
+            print(f"embedder step {step + 1}/{len(batches)} loss {running:.3f}, "
+                  f"~{(len(batches) - step - 1) * elapsed / (step + 1) / 60:.0f} min left", file=sys.stderr, flush=True)
+    model.eval()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in bert.state_dict().items()
+               if not k.startswith("embeddings.")}, str(out_dir / DELTA_FILE))
+    metadata = {"name": NAME, "kind": "embedder", "config": asdict(config), "examples": len(rows),
+                "seconds": round(time.monotonic() - started, 1), **(extra_metadata or {})}
+    (out_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+    return metadata
