@@ -74,3 +74,35 @@ def test_refine_refuses_a_missing_base_and_writing_over_its_base(tmp_path, capsy
     assert "no first-stage model" in capsys.readouterr().err
     assert cmd_refine(Namespace(base=str(SHIPPED_DIR), out=str(SHIPPED_DIR))) == 2
     assert "--out must differ from --base" in capsys.readouterr().err
+
+
+def test_the_embedder_trains_on_groups_and_writes_what_the_relevance_embedder_loads(tmp_path, monkeypatch):
+    """`citestream model embedder`'s training, a few steps: typo copies beside their originals, token embeddings
+    left as they were (the artifact is the encoder layers only), and the folder loads as the blend's embedder."""
+    from citestream.config import get_settings
+    from citestream.embedding import _relevance_embedder, get_relevance_embedder, model_path, relevance_embedder_name
+    from citestream.relevance.training.embedder import EmbedderConfig, examples, train_embedder
+
+    groups = [Group(q["question"], (CHUNKS[q["chunk"]].units[0], *(CHUNKS[c].units[0] for c in range(3)
+                                                                    if c != q["chunk"])), "llm", "nda.pdf")
+              for q in QUESTIONS] * 4
+    config = EmbedderConfig(batch=4, negatives=2, reworded=1.0, max_length=64)
+    rows = examples(groups, {}, config)
+    assert len(rows) > len(groups) and all(len(r) == 4 for r in rows)  # question, answer, two negatives
+    assert {r[1:] for r in rows} == {g.texts[:3] for g in groups}  # a typo copy keeps its texts
+    meta = train_embedder(model_path(), rows, tmp_path, config)
+    assert meta["examples"] == len(rows) and meta["config"]["negatives"] == 2
+    from safetensors.torch import load_file
+
+    assert not any(k.startswith("embeddings.") for k in load_file(str(tmp_path / DELTA_FILE)))
+    monkeypatch.setenv("CITESTREAM_RELEVANCE_EMBEDDER", str(tmp_path))
+    get_settings.cache_clear()
+    try:
+        trained = get_relevance_embedder()
+        assert trained.name == relevance_embedder_name() == f"{meta['name']}@{file_sha256(tmp_path / DELTA_FILE)[:12]}"
+        vectors = trained.embed([QUESTIONS[0]["question"], CHUNKS[0].units[0]])
+        assert vectors.shape == (2, 384) and np.isfinite(vectors).all()
+    finally:
+        monkeypatch.delenv("CITESTREAM_RELEVANCE_EMBEDDER")
+        get_settings.cache_clear()
+        _relevance_embedder.cache_clear()
