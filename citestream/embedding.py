@@ -6,7 +6,6 @@ downloaded from a model hub (``HF_HUB_OFFLINE=1`` is forced before import).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .batching import Coalescer
+from .core.hashing import file_sha256
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -126,8 +126,8 @@ def get_embedder() -> Embedder:
 RELEVANCE_EMBEDDER_DIR = Path(__file__).resolve().parent / "relevance" / "embedder_weights"
 """The relevance blend's embedding model (``citestream model embedder``): MiniLM-L6 tuned on the corpus' questions,
 stored as its encoder layers in float16 over this package's token embeddings. Retrieval keeps the stock model."""
-WEIGHTS_FILE = "delta.safetensors"
-METADATA_FILE = "citestream-model.json"
+DELTA_FILE = "delta.safetensors"  # a trained model's weights, over the base package's (the cross-encoder's too)
+METADATA_FILE = "citestream-model.json"  # its training record
 
 
 def relevance_embedder_dir() -> Path:
@@ -143,11 +143,10 @@ def relevance_embedder_name() -> str:
 
 @lru_cache(maxsize=4)
 def _embedder_name(folder: Path) -> str:
-    if not (folder / WEIGHTS_FILE).is_file():
+    if not (folder / DELTA_FILE).is_file():
         raise FileNotFoundError(f"no relevance embedder in {folder}: run `make model`")
     meta = json.loads((folder / METADATA_FILE).read_text())
-    digest = hashlib.sha256((folder / WEIGHTS_FILE).read_bytes()).hexdigest()
-    return f"{meta['name']}@{digest[:12]}"
+    return f"{meta['name']}@{file_sha256(folder / DELTA_FILE)[:12]}"
 
 
 def get_relevance_embedder() -> Embedder:
@@ -164,7 +163,7 @@ def _relevance_embedder(folder: Path) -> Embedder:
     from .config import get_settings
 
     name = _embedder_name(folder)
-    delta = {k: v.to(torch.float32) for k, v in load_file(str(folder / WEIGHTS_FILE)).items()}
+    delta = {k: v.to(torch.float32) for k, v in load_file(str(folder / DELTA_FILE)).items()}
     return Embedder(batch_size=get_settings().embedding_batch_size, delta=delta, name=name)
 
 

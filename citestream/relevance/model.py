@@ -29,7 +29,6 @@ agent runs several questions side by side.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -42,7 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from ..batching import Coalescer, split_rows
-from ..embedding import quiet_model_loading
+from ..core.hashing import file_sha256
+from ..embedding import DELTA_FILE, METADATA_FILE, quiet_model_loading
 from ..text import scored_units
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -50,9 +50,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 log = logging.getLogger("citestream.relevance")
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"
-SHIPPED_EMBEDDER_DIR = Path(__file__).resolve().parent / "embedder_weights"
-METADATA_FILE = "citestream-model.json"
-DELTA_FILE = "delta.safetensors"
 MAX_LENGTH = 256
 CACHE_SIZE = 50_000
 VECTOR_CACHE_SIZE = 50_000  # 384 float32 each: ~75 MB at most
@@ -254,14 +251,6 @@ def _load_compact(folder: Path, max_length: int):
                            f"unexpected {unexpected[:5]}")
     encoder.model.eval()
     return encoder, f"{meta['name']}@{file_sha256(folder / DELTA_FILE)[:12]}"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @lru_cache(maxsize=4)

@@ -9,7 +9,6 @@ state folder by content hash and page, so a page is rendered once.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -20,6 +19,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from ..config import PROJECT_ROOT
+from ..core.hashing import file_sha256
 from .queries import DocumentInfo
 
 RENDER_SCALE = 2.0  # 144 dpi: sharp on a laptop, about 150-400 kB a page
@@ -59,11 +59,7 @@ def source_pdf(doc: DocumentInfo) -> Path:
 
 @lru_cache(maxsize=256)
 def _sha256(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(Path(path))
 
 
 def _check_page(doc: DocumentInfo, page: int) -> None:

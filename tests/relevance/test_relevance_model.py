@@ -166,12 +166,12 @@ def test_questions_scored_at_the_same_time_share_a_pass_and_score_as_alone(embed
 def test_the_relevance_embedder_is_the_tuned_model_over_the_base_token_embeddings():
     """The blend's cosine comes from MiniLM-L6 tuned on the corpus' questions (`citestream model embedder`), shipped
     as its encoder layers only; retrieval keeps the stock model."""
-    from citestream.embedding import RELEVANCE_EMBEDDER_DIR, WEIGHTS_FILE
+    from citestream.embedding import RELEVANCE_EMBEDDER_DIR
 
     tuned, stock = get_relevance_embedder(), get_embedder()
     assert tuned.name == relevance_embedder_name() != stock.name
-    assert tuned.name.endswith(file_sha256(RELEVANCE_EMBEDDER_DIR / WEIGHTS_FILE)[:12])
-    assert (RELEVANCE_EMBEDDER_DIR / WEIGHTS_FILE).stat().st_size < 30_000_000
+    assert tuned.name.endswith(file_sha256(RELEVANCE_EMBEDDER_DIR / DELTA_FILE)[:12])
+    assert (RELEVANCE_EMBEDDER_DIR / DELTA_FILE).stat().st_size < 30_000_000
     texts = [QUESTION, ANSWER, "The boiling point of liquid nitrogen is minus 196 degrees Celsius."]
     a, b = tuned.embed(texts), stock.embed(texts)
     assert np.allclose(np.linalg.norm(a, axis=1), 1, atol=1e-5) and not np.allclose(a, b, atol=1e-3)

@@ -14,11 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...config import PROJECT_ROOT, get_settings
-from ..model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, SHIPPED_EMBEDDER_DIR, file_sha256
+from ...embedding import RELEVANCE_EMBEDDER_DIR
+from ..model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 from .corpus import load_corpus
 from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, write_pairs
-from .questions import STYLES, generate, generate_offtopic, load_questions
 from .embedder import EmbedderConfig
+from .questions import STYLES, generate, generate_offtopic, load_questions
 from .refine import RefineConfig, refine
 from .train import TrainConfig, split_held_out, train
 
@@ -185,7 +186,7 @@ def add_parser(sub) -> None:
     r.set_defaults(fn=cmd_refine, no_noise=False)
 
     e = actions.add_parser("embedder", help="tune the embedding model of the relevance blend on mined groups")
-    e.add_argument("--out", default=str(SHIPPED_EMBEDDER_DIR), help="where it goes (default: the shipped one)")
+    e.add_argument("--out", default=str(RELEVANCE_EMBEDDER_DIR), help="where it goes (default: the shipped one)")
     e.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     e.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     e.add_argument("--questions", default=str(ALL_DOCUMENT_QUESTIONS), help="LLM questions (JSONL)")
