@@ -104,7 +104,8 @@ class RelevanceModel:
             from ..embedding import get_relevance_embedder
 
             self._embedder = get_relevance_embedder()
-            self.name = f"{self.encoder_name}+{embedding_weight:g}*cos({self._embedder.name})"
+            cosine = f"cos({self._embedder.name})"
+            self.name = cosine if embedding_weight >= 1 else f"{self.encoder_name}+{embedding_weight:g}*{cosine}"
 
     def clear_cache(self) -> None:
         """Forget cached scores (benchmarks: every arm must pay for its own model passes)."""

@@ -110,6 +110,7 @@ def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest():
     assert RelevanceModel("", embedding_weight=0.0, cross_k=2).cross_k == 0  # no cosine to choose by: read all
     cosine_only = RelevanceModel("", embedding_weight=1.0)
     assert cosine_only.read_by_cross_encoder(cosine) == []  # the cross-encoder's share is 0: it reads nothing
+    assert cosine_only.name == f"cos({relevance_embedder_name()})"  # what the traces record scored
     assert np.allclose(cosine_only.score(QUESTION, texts), cosine, atol=1e-5)
 
 
