@@ -12,7 +12,8 @@ Then, against a database holding the corpus (make eval's ``citestream_eval``):
     python scripts/relevance_ablation.py .state/models/abl-none .state/models/abl-llm ...
 
 For every dev question the scope refusal does not stop: the quotable sentences of Phase A's rerank pool (computed
-once); each model scores them alone (w 0) and blended with the embedding cosine (w 0.5, as shipped). Printed per
+once); each model scores them alone (w 0) and blended with the stock embedding's cosine (w 0.5, as shipped when
+the ablation ran; the cross-encoder's sources are what it compares). Printed per
 model: answerable questions whose best-scored sentence is a good one (expected page and phrase), and the ROC AUC
 of the best score, answerable vs unanswerable. Dev only: thresholds and recipes are never chosen on test.
 """
