@@ -12,11 +12,12 @@ Loaded once per process from ``CITESTREAM_RERANKER_MODEL``:
   backstop of -3.0 is 0.047).
 
 The score is a blend of two models' judgements: ``(1 - w) · P_cross(question, text) + w · max(0, cos)``, where
-``cos`` is the cosine of the MiniLM-L6 sentence embeddings (all-MiniLM-L6-v2, trained on a billion question/answer
-and paraphrase pairs). On the qa-v2 dev split the embedding cosine alone ranked the answering sentence first more
-often than the cross-encoder trained here, and separated answerable from unanswerable questions better; the blend
-was best at both (docs/relevance.md). ``w`` is ``CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT`` (0 = the cross-encoder
-alone, for a model that needs no help).
+``cos`` is the cosine of the relevance embedder (``embedding.get_relevance_embedder``: MiniLM-L6 tuned on the
+corpus' questions; retrieval keeps the stock all-MiniLM-L6-v2). On the qa-v2 dev split the stock cosine alone ranked
+the answering sentence first more often than the cross-encoder trained here, the tuned one more often still; w 0.7
+was kept, the cosine alone costs a third for as many dev questions right (docs/relevance.md says why not). ``w`` is
+``CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT`` (0 = the cross-encoder alone, for a model that needs no help; 1 = the
+cosine alone, and the cross-encoder never runs).
 
 Scores are cached per (question, text): the generate and validate stages score the same sentences. The embedding
 vectors are cached per text, whatever the question: a stream over one corpus meets the same sentences again and
