@@ -36,7 +36,7 @@ from sqlalchemy import text
 
 from citestream import infra
 from citestream.config import PROJECT_ROOT, get_settings
-from citestream.embedding import get_embedder
+from citestream.embedding import get_embedder, get_relevance_embedder
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.policy import RetrievalPolicy
@@ -139,7 +139,7 @@ def copy_sentence_vectors(source, conn, children, factor: int, rng: np.random.Ge
                 vectors.setdefault(unit, _moved(stored[base], rng) if copy else stored[base])
     missing = [u for u in dict.fromkeys(to_embed) if u not in vectors]
     print(f"  sentence vectors: {len(vectors)} copied, {len(missing)} embedded", flush=True)
-    vectors.update(zip(missing, get_embedder().embed(missing)))
+    vectors.update(zip(missing, get_relevance_embedder().embed(missing)))
     sentence_vectors.keep(conn, vectors)
 
 
