@@ -36,7 +36,7 @@ from sqlalchemy import text
 
 from citestream import infra
 from citestream.config import PROJECT_ROOT, get_settings
-from citestream.embedding import get_embedder, get_relevance_embedder
+from citestream.embedding import get_embedder, get_relevance_embedder, relevance_embedder_name
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.policy import RetrievalPolicy
@@ -78,8 +78,9 @@ def grow(base_url: str, factor: int) -> float | None:
         rows = conn.execute(text(f"SELECT {COLUMNS} FROM chunks ORDER BY chunk_id")).all()
     with target.connect() as conn:
         if conn.execute(text("SELECT count(*) FROM chunks")).scalar_one() == want and \
-                conn.execute(text("SELECT EXISTS (SELECT FROM sentence_vectors)")).scalar_one():
-            return None
+                conn.execute(text("SELECT EXISTS (SELECT FROM sentence_vectors WHERE model = :m)"),
+                             {"m": relevance_embedder_name()}).scalar_one():
+            return None  # built before, with the sentence vectors of the relevance embedder the questions use
     print(f"building the {factor}x corpus ({want} chunks) ...", flush=True)
     started = time.perf_counter()
     rng = np.random.default_rng(factor)
