@@ -28,6 +28,7 @@ from typing import Any
 from ..model import DELTA_FILE, METADATA_FILE
 from .groups import SEED, Group
 from .pairs import with_acronyms, with_typos
+from .train import warmup_then_linear
 
 NAME = "citestream-relevance-embedder"
 
@@ -79,9 +80,7 @@ def train_embedder(base_path: str, rows: Sequence[tuple[str, ...]], out_dir: Pat
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.lr)
     batches = [rows[i:i + config.batch] for i in range(0, len(rows), config.batch)]
-    warmup = max(1, int(config.warmup * len(batches)))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (len(batches) - s) / max(1, len(batches) - warmup))))
+    scheduler = warmup_then_linear(optimizer, len(batches), max(1, int(config.warmup * len(batches))))
 
     def embed(texts: list[str]):
         features = model.preprocess(texts)

@@ -42,6 +42,11 @@ class Group:
     group: str               # the document (or FDA Q&A guidance)
 
 
+def groups_by_source(groups: Sequence[Group]) -> dict[str, int]:
+    """How many groups each source gave (the training records' metadata)."""
+    return {s: sum(g.source == s for g in groups) for s in sorted({g.source for g in groups})}
+
+
 def _negatives(rng: random.Random, question_vector: np.ndarray, positive: str, texts: Sequence[str],
                vectors: np.ndarray, k: int, exclude: set[str] | frozenset[str] = frozenset()) -> list[str]:
     sims = vectors @ question_vector

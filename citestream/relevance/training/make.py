@@ -114,7 +114,7 @@ def cmd_embedder(args) -> int:
     """The relevance embedder: MiniLM-L6 tuned on the mined groups of every document's LLM questions."""
     from ...embedding import get_embedder, model_path
     from .embedder import examples, train_embedder
-    from .groups import mine_groups
+    from .groups import groups_by_source, mine_groups
     from .pairs import corpus_acronyms
 
     chunks = load_corpus(Path(args.corpus))
@@ -124,7 +124,7 @@ def cmd_embedder(args) -> int:
     print(f"{len(groups)} groups, {len(rows)} training rows", file=sys.stderr)
     meta = train_embedder(model_path(), rows, Path(args.out), extra_metadata={
         "llm_questions_sha256": file_sha256(questions), "groups": len(groups),
-        "groups_by_source": {s: sum(g.source == s for g in groups) for s in sorted({g.source for g in groups})}})
+        "groups_by_source": groups_by_source(groups)})
     print(json.dumps({k: meta[k] for k in ("examples", "seconds")}))
     return 0
 

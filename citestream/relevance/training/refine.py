@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from ..model import DELTA_FILE, METADATA_FILE, _load_compact
-from .groups import SEED, Group
+from .groups import SEED, Group, groups_by_source
 from .pairs import Pair
+from .train import warmup_then_linear
 
 REPLAYED_SOURCES = ("authority", "premise", "offtopic", "claims")
 
@@ -70,9 +71,7 @@ def refine(base: Path, groups: list[Group], replay: list[Pair], out_dir: Path,
         more = list(range(len(usable)))
         rng.shuffle(more)
         order += more
-    warmup = max(1, steps // 10)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup))))
+    scheduler = warmup_then_linear(optimizer, steps, max(1, steps // 10))
     replay_order = list(range(len(replay)))
     rng.shuffle(replay_order)
     started, running = time.monotonic(), 0.0
@@ -112,8 +111,7 @@ def refine(base: Path, groups: list[Group], replay: list[Pair], out_dir: Path,
     metadata = json.loads((base / METADATA_FILE).read_text())
     metadata.pop("thresholds", None)  # chosen for the base model: choose them again for this one
     metadata["refine"] = {"config": asdict(config), "groups": len(usable), "replayed_pairs": len(replay),
-                          "groups_by_source": {s: sum(g.source == s for g in groups)
-                                               for s in sorted({g.source for g in groups})},
+                          "groups_by_source": groups_by_source(groups),
                           "seconds": round(time.monotonic() - started, 1), **(extra_metadata or {})}
     (out_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
     return metadata

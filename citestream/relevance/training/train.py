@@ -91,9 +91,7 @@ def train(pairs: Sequence[Pair], out_dir: Path, config: TrainConfig = TrainConfi
     schedule = schedule[:steps]
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=0.01)
-    warmup = max(1, int(steps * config.warmup))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup))))
+    scheduler = warmup_then_linear(optimizer, steps, max(1, int(steps * config.warmup)))
     model.train()
     started, running = time.monotonic(), 0.0
     for step, batch in enumerate(schedule, start=1):
@@ -126,6 +124,14 @@ def train(pairs: Sequence[Pair], out_dir: Path, config: TrainConfig = TrainConfi
     }
     (out_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
     return metadata
+
+
+def warmup_then_linear(optimizer, steps: int, warmup: int):
+    """The learning rate of every training stage: up over ``warmup`` steps, then down to 0 at ``steps``."""
+    import torch
+
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup))))
 
 
 def _counts(pairs: Sequence[Pair]) -> dict[str, dict[str, int]]:
