@@ -55,11 +55,12 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = 64
-    policy_version: str = "qa-v2.4+R2_POLICY_V1"
+    policy_version: str = "qa-v2.5+R2_POLICY_V1"
     reranker_model: str = Field(
         "", description="Relevance model: a folder or hub name of a cross-encoder; empty = the one shipped")
     relevance_embedding_weight: float = Field(
-        0.7, ge=0, le=1, description="Share of the embedding cosine in the relevance score (0: cross-encoder only)")
+        1.0, ge=0, le=1, description="Share of the relevance embedder's cosine in the relevance score (1: the cosine "
+                                     "alone, the cross-encoder never runs; 0: the cross-encoder alone)")
     relevance_embedder: str = Field(
         "", description="Folder of the relevance blend's embedding model (`citestream model embedder --out`); "
                         "empty: the one the package ships")
@@ -93,6 +94,10 @@ class Settings(BaseSettings):
     llm_max_attempts: int = 3
     verify_judge: str = Field(
         "relevance", description="Claim judge: relevance (the relevance model) | rules | llm (the generation backend)")
+    verify_embedding_weight: float = Field(
+        0.7, ge=0, le=1, description="The relevance embedder's cosine share in the claim judge's score, beside the "
+                                     "cross-encoder's (chosen on claims_v2_dev: the answer flow's cosine alone "
+                                     "passed one true claim fewer there)")
 
     # Worker
     broker_session_timeout_s: float = 6.0

@@ -103,6 +103,19 @@ class Deps:
         return model
 
     @cached_property
+    def claim_relevance(self):
+        """The relevance model of claim verification (its pack's rerank and the judge): the blend
+        ``CITESTREAM_VERIFY_EMBEDDING_WEIGHT`` names, sharing the answer flow's model when the weights agree."""
+        from .relevance import relevance_model_for
+        from .store import SentenceVectors
+
+        if self.settings.verify_embedding_weight == self.settings.relevance_embedding_weight:
+            return self.relevance
+        model = relevance_model_for(self.settings, self.settings.verify_embedding_weight)
+        model.read_stored_vectors(SentenceVectors(self.engine).fetch)
+        return model
+
+    @cached_property
     def llm(self):
         from .llm import backend_from_settings
 
@@ -110,7 +123,7 @@ class Deps:
 
     def warm(self) -> None:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""
-        _ = self.embedder, self.tokens, self.relevance, self.llm, self.chunks.index_version()
+        _ = self.embedder, self.tokens, self.relevance, self.claim_relevance, self.llm, self.chunks.index_version()
         self.search.warm(self.policy.retrieval.lexical_ranker)
         if self.policy.retrieval.corpus_variant:  # the corpus' acronyms and spelling: 1.6 s on the 19 PDFs
             from .retrieval.lexicon import corpus_lexicon

@@ -90,7 +90,7 @@ class RelevancePolicy:
     rerank_pool: int = 16           # fused candidates the model scores per question (rerank_k)
     backstop: float = 0.30          # best candidate below this: nothing relevant, refuse (the hard backstop)
     fact_floor: float = 0.05        # Phase B: a fact below this is dropped (NOT_RELEVANT)
-    answer_threshold: float = 0.50  # an answer sentence must score at least this (R5 NOT_ANSWERING)
+    answer_threshold: float = 0.60  # an answer sentence must score at least this (R5 NOT_ANSWERING)
     keep_ratio: float = 0.85        # further answer sentences must score this share of the best
     max_sentences: int = 2          # answer sentences the extractive backend quotes at most
 
@@ -103,7 +103,7 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
-    version: str = "qa-v2.4+R2_POLICY_V1"
+    version: str = "qa-v2.5+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

@@ -75,8 +75,8 @@ def ingest_documents(request: IngestRequest, deps: Deps) -> IngestResult:
 
 def verify_claim_request(request: ClaimVerifyRequest, deps: Deps) -> ClaimVerifyResult:
     """A verdict per claim, on the hybrid grounding pack (retrieved when only a query came)."""
-    judge = judge_from_settings(deps.settings, lambda: deps.llm, lambda: deps.relevance)
-    return verify_claims(request, judge, pack_finder(deps.search, deps.embedder, deps.policy, deps.relevance),
+    judge = judge_from_settings(deps.settings, lambda: deps.llm, lambda: deps.claim_relevance)
+    return verify_claims(request, judge, pack_finder(deps.search, deps.embedder, deps.policy, deps.claim_relevance),
                          deps.policy.version, deps.chunks.index_version())
 
 

@@ -77,6 +77,6 @@ def run_eval(golden: str | Path, corpus: str | Path | None = None, scope: str = 
         for pdf in golden_pdfs(rows):
             ingest_document(from_pdf(Path(corpus) / pdf), store, deps.embedder)
     chosen = judge_from_settings(deps.settings.model_copy(update={"verify_judge": judge}), lambda: deps.llm,
-                                 lambda: deps.relevance)
+                                 lambda: deps.claim_relevance)
     return score_claims(rows, chosen, lambda text: grounding_pack(text, scope, k, deps.search, deps.embedder,
-                                                                   deps.policy, deps.relevance).grounding)
+                                                                   deps.policy, deps.claim_relevance).grounding)

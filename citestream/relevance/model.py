@@ -1,7 +1,9 @@
-"""The relevance and answerability model: a cross-encoder that reads a question and a text together and says
-how likely the text answers the question (a probability in [0, 1]).
+"""The relevance and answerability model: how likely a text answers a question, a score in [0, 1]. By default
+the cosine of the relevance embedder (``embedding.get_relevance_embedder``: MiniLM-L6 tuned here on the corpus'
+questions and on contrast questions their answer does not answer); optionally blended with a cross-encoder that
+reads question and text together.
 
-Loaded once per process from ``CITESTREAM_RERANKER_MODEL``:
+The cross-encoder is loaded once per process from ``CITESTREAM_RERANKER_MODEL``:
 
 * empty (the default): the model ``make model`` trains from the corpus, shipped in the package as a compact
   artifact (``weights/``) — the encoder layers and the head in float16, on top of the MiniLM-L6 embeddings of
@@ -11,13 +13,12 @@ Loaded once per process from ``CITESTREAM_RERANKER_MODEL``:
   into a probability with the logistic function, so its thresholds must be set for it (the design notes'
   backstop of -3.0 is 0.047).
 
-The score is a blend of two models' judgements: ``(1 - w) · P_cross(question, text) + w · max(0, cos)``, where
-``cos`` is the cosine of the relevance embedder (``embedding.get_relevance_embedder``: MiniLM-L6 tuned on the
-corpus' questions; retrieval keeps the stock all-MiniLM-L6-v2). On the qa-v2 dev split the stock cosine alone ranked
-the answering sentence first more often than the cross-encoder trained here, the tuned one more often still; w 0.7
-was kept, the cosine alone costs a third for as many dev questions right (docs/relevance.md says why not). ``w`` is
-``CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT`` (0 = the cross-encoder alone, for a model that needs no help; 1 = the
-cosine alone, and the cross-encoder never runs).
+The score is ``(1 - w) · P_cross(question, text) + w · max(0, cos)``, where ``cos`` is the relevance embedder's
+cosine (retrieval keeps the stock all-MiniLM-L6-v2) and ``w`` is ``CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT``. The
+default is w 1, the cosine alone, and the cross-encoder never runs: since the embedder was tuned on contrast
+questions (policy qa-v2.5) it separates answerable from unanswerable dev questions better than any blend, for a
+third of the blend's CPU (docs/relevance.md, "The relevance embedder"). 0 = the cross-encoder alone, for a model
+that needs no help.
 
 Scores are cached per (question, text): the generate and validate stages score the same sentences. The embedding
 vectors are cached per text, whatever the question: a stream over one corpus meets the same sentences again and
@@ -54,7 +55,7 @@ SHIPPED_DIR = Path(__file__).resolve().parent / "weights"
 MAX_LENGTH = 256
 CACHE_SIZE = 50_000
 VECTOR_CACHE_SIZE = 50_000  # 384 float32 each: ~75 MB at most
-EMBEDDING_WEIGHT = 0.7
+EMBEDDING_WEIGHT = 1.0
 BATCH_SIZE = 16
 """Pairs per forward pass. Sentences are sorted by length first, so a batch pads to a neighbour's length, not to the
 longest sentence of the question's pool: on retrieval's real pools (~50 sentences) 16 sorted took 750 ms where 32
@@ -81,9 +82,9 @@ class RelevanceModel:
         self.embedding_weight = embedding_weight
         self.cross_k = cross_k if embedding_weight else 0
         """At most this many texts per call are read by the cross-encoder: those the embedding cosine ranks
-        highest; the others score their cosine share alone (0 = every text): ``embedding_weight`` (0.7) times the
-        cosine, which reaches the policy's answer threshold (0.50) only at a cosine of 0.71 or more, below the
-        eight the cross-encoder read. A text's cached score is the one of the first call that scored it."""
+        highest; the others score their cosine share alone (0 = every text), which at w 0.7 reaches an answer
+        threshold of 0.50 only at a cosine of 0.71 or more. A text's cached score is the one of the first call
+        that scored it."""
         self.max_length = max_length
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
@@ -223,6 +224,7 @@ def _identity():
     return torch.nn.Identity()
 
 
+@lru_cache(maxsize=4)
 def _load_cross_encoder(name_or_path: str, max_length: int):
     from sentence_transformers import CrossEncoder
 
@@ -231,8 +233,10 @@ def _load_cross_encoder(name_or_path: str, max_length: int):
     return encoder, name_or_path
 
 
+@lru_cache(maxsize=4)
 def _load_compact(folder: Path, max_length: int):
-    """The base MiniLM-L6 with a one-logit head, then the artifact's encoder layers and head on top of it."""
+    """The base MiniLM-L6 with a one-logit head, then the artifact's encoder layers and head on top of it. Loaded
+    once per process: the answer flow's model and the claim judge's, blended otherwise, share it."""
     import torch
     from safetensors.torch import load_file
     from sentence_transformers import CrossEncoder
@@ -261,8 +265,8 @@ def get_relevance_model(name_or_path: str = "", embedding_weight: float = EMBEDD
     return RelevanceModel(name_or_path, embedding_weight=embedding_weight, cross_k=cross_k)
 
 
-def relevance_model_for(settings) -> RelevanceModel:
+def relevance_model_for(settings, embedding_weight: float | None = None) -> RelevanceModel:
     """The process' model as the settings describe it (``CITESTREAM_RERANKER_MODEL``, ``..._EMBEDDING_WEIGHT``,
-    ``..._CROSS_K``)."""
-    return get_relevance_model(settings.reranker_model, settings.relevance_embedding_weight,
-                               settings.relevance_cross_k)
+    ``..._CROSS_K``); ``embedding_weight`` overrides the setting (the claim judge's blend)."""
+    weight = settings.relevance_embedding_weight if embedding_weight is None else embedding_weight
+    return get_relevance_model(settings.reranker_model, weight, settings.relevance_cross_k)

