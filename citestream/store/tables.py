@@ -47,6 +47,7 @@ chunks = Table(
     CheckConstraint("kind IN ('child', 'parent')", name="chunks_kind_check"),
     CheckConstraint("page >= 1", name="chunks_page_check"),
     Index("chunks_doc_id_idx", "doc_id"),
+    Index("chunks_parent_id_idx", "parent_id"),
     Index("chunks_authority_kind_idx", "authority", "kind"),
     Index(
         "chunks_embedding_hnsw_idx", "embedding", postgresql_using="hnsw",

@@ -27,6 +27,7 @@ def test_migrations_apply_on_empty_database(empty_database):
     assert embedding_type == "vector(384)"
     assert "USING hnsw (embedding vector_cosine_ops)" in indexes["chunks_embedding_hnsw_idx"]
     assert "USING gin (tsv)" in indexes["chunks_tsv_gin_idx"]
+    assert "(parent_id)" in indexes["chunks_parent_id_idx"]  # the parent list's children, without a scan (0008)
     engine.dispose()
     migrate(empty_database)  # idempotent: a second upgrade is a no-op
 
@@ -39,6 +40,7 @@ def test_migrated_schema_matches_table_definitions(empty_database):
     insp = inspect(engine)
     for table in metadata.sorted_tables:
         assert {c["name"] for c in insp.get_columns(table.name)} == set(table.columns.keys()), table.name
+        assert {i.name for i in table.indexes} <= {i["name"] for i in insp.get_indexes(table.name)}, table.name
     engine.dispose()
 
 

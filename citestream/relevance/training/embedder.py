@@ -1,15 +1,18 @@
 """The relevance embedder: MiniLM-L6's sentence embeddings fine-tuned so that a question lands next to the sentence
 that answers it, not next to the sentences that merely share its topic.
 
-Why a second embedding model: the relevance score blends the cross-encoder with an embedding cosine, and on the
-qa-v2 dev split the cosine of the stock all-MiniLM-L6-v2 separated answerable from unanswerable questions better
-than the cross-encoder trained here. Tuned on the corpus' own questions it ranks better still, for the price of one
-more question embedding (docs/relevance.md, "The relevance embedder"). Retrieval keeps the stock model.
+Why a second embedding model: on the qa-v2 dev split the cosine of the stock all-MiniLM-L6-v2 separated answerable
+from unanswerable questions better than the cross-encoder trained here; tuned on the corpus' own questions and on
+contrast questions it does better still, and its cosine alone is the answer flow's relevance score (policy
+qa-v2.5; docs/relevance.md, "The relevance embedder"). Retrieval keeps the stock model.
 
 Data: the second stage's mined groups (``groups.py``: LLM questions about corpus sentences, glossary definitions,
 FDA Q&A), each question with its answering sentence and its ``negatives`` hardest neighbours; a quarter of the
-questions again with typos or an acronym swapped (``pairs.reworded``'s edits). Loss: multiple-negatives ranking
-(softmax over every sentence of the batch, the question's own answer the target; scale 20). The token embeddings
+questions again with typos or an acronym swapped (``pairs.reworded``'s edits), and for each group a contrast
+question its answer does not answer (``contrast_question``). Loss: multiple-negatives ranking (softmax over every
+sentence of the batch, the question's own answer the target; scale 20), plus its reverse: each answer picks its own
+question out of the batch's questions and contrast questions, which teaches the cosine that a near miss or a
+false premise is not its answer's question (docs/relevance.md, "Contrast questions"). The token embeddings
 are frozen, so the artifact is the encoder layers in float16 on top of the base package's embeddings, like the
 cross-encoder's. Deterministic for the seed.
 """
