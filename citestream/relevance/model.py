@@ -94,12 +94,12 @@ class RelevanceModel:
         self.metadata: dict = {}
         folder = Path(name_or_path) if name_or_path else SHIPPED_DIR
         if (folder / DELTA_FILE).is_file():  # our compact artifact (shipped, or from `citestream model train`)
-            self._encoder, self.encoder_name = _load_compact(folder, max_length)
+            self._encoder, self.encoder_name = _shared(_load_compact, folder, max_length)
             self.metadata = json.loads((folder / METADATA_FILE).read_text())
         elif not name_or_path:
             raise FileNotFoundError(f"no relevance model in {SHIPPED_DIR}: run `make model`")
         else:  # any Hugging Face cross-encoder: a folder or a hub name
-            self._encoder, self.encoder_name = _load_cross_encoder(name_or_path, max_length)
+            self._encoder, self.encoder_name = _shared(_load_cross_encoder, name_or_path, max_length)
         self.name = self.encoder_name
         """What scored: the cross-encoder, and the embedding model's share when blended (``RelevanceTrace.model``)."""
         if embedding_weight:
@@ -225,6 +225,12 @@ def _identity():
 
 
 @lru_cache(maxsize=4)
+def _shared(loader: Callable, source: str | Path, max_length: int):
+    """One loaded cross-encoder per source and length in a process, for scoring: the answer flow's model and the
+    claim judge's share it. Training calls the loaders itself, for a copy of its own to change."""
+    return loader(source, max_length)
+
+
 def _load_cross_encoder(name_or_path: str, max_length: int):
     from sentence_transformers import CrossEncoder
 
@@ -233,10 +239,8 @@ def _load_cross_encoder(name_or_path: str, max_length: int):
     return encoder, name_or_path
 
 
-@lru_cache(maxsize=4)
 def _load_compact(folder: Path, max_length: int):
-    """The base MiniLM-L6 with a one-logit head, then the artifact's encoder layers and head on top of it. Loaded
-    once per process: the answer flow's model and the claim judge's, blended otherwise, share it."""
+    """The base MiniLM-L6 with a one-logit head, then the artifact's encoder layers and head on top of it."""
     import torch
     from safetensors.torch import load_file
     from sentence_transformers import CrossEncoder

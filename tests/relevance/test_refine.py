@@ -55,7 +55,12 @@ def test_one_refine_step_writes_a_model_the_loader_reads(tmp_path):
                     (CHUNKS[0].units[0], CHUNKS[1].units[0], CHUNKS[2].units[0]), "llm", "nda.pdf")] * 4
     replay = [Pair("According to the EMA, how long does FDA take to file an NDA?", CHUNKS[0].units[0], 0, "authority",
                    "sentence", "nda.pdf")]
+    shipped = RelevanceModel("", max_length=64, embedding_weight=0)  # the scoring model, loaded once per process
+    before = shipped.cross_pairs([(groups[0].question, t) for t in groups[0].texts])
     meta = refine(SHIPPED_DIR, groups, replay, tmp_path, RefineConfig(max_length=64), {"note": "test"})
+    # training changed a copy of its own, not the cross-encoder the process scores with
+    assert np.array_equal(RelevanceModel("", max_length=64, embedding_weight=0).cross_pairs(
+        [(groups[0].question, t) for t in groups[0].texts]), before)
     assert meta["refine"]["groups"] == 4 and meta["refine"]["replayed_pairs"] == 1 and meta["refine"]["note"] == "test"
     assert "thresholds" not in meta  # chosen for the base: a refined model needs its own
     written = json.loads((tmp_path / METADATA_FILE).read_text())
