@@ -1,11 +1,10 @@
-"""What the relevance model costs per question, beside the question's whole time (in-process, one at a time).
+"""What the models cost per question, beside the question's whole time (in-process, one at a time).
 
-Every call of the model's ``score`` is timed (retrieval's rerank of every pooled sentence, the extractive
-backend's sentence scores, R5; both mostly hit the per-(question, text) cache; the blend's embedding cosine counts
-as the model's), and every other embedding call. Printed: pairs scored per question,
-model ms per question (p50 / mean) beside the question's p50, and the process CPU per question split into the
-relevance model, the embedding model and everything else (SQL client, fusion, assembly, validation: issue 16's
-"model share").
+Every call of the relevance model's ``score`` is timed (retrieval's rerank of every pooled sentence, the extractive
+backend's sentence scores, R5; mostly hits of the per-(question, text) cache) for the model's ms per question; and
+every model forward pass (tokenizing and running a batch: ``Embedder.forward`` of the retrieval embedder and the
+relevance embedder, the cross-encoder's ``cross_pairs``) for issue 16's "model share": the process CPU per question
+split into those passes and everything else (SQL client, caches, fusion, assembly, validation, records).
 """
 
 from __future__ import annotations
@@ -24,10 +23,10 @@ from ._support import ensure_corpus, percentile, unique_questions
 N = int(os.environ.get("BENCH_RELEVANCE_QUESTIONS", "60"))
 
 
-def _timed(owner, name: str, spent: dict, inside: list[str]) -> None:
-    """Wrap ``owner.name`` so its wall and CPU time (all threads: torch runs the forward pass on several) add up.
-    A call made inside another timed call (the relevance score's embedding cosine) counts for the outer one only."""
-    call = getattr(owner, name)
+def _timed(owner, method: str, spent: dict, inside: list[str], name: str) -> None:
+    """Wrap ``owner.method`` so its wall and CPU time (all threads: torch runs the forward pass on several) add up
+    under ``name``. A call made inside another call timed with the same ``inside`` list counts for the outer one."""
+    call = getattr(owner, method)
 
     def timed(*args, **kwargs):
         if inside:
@@ -42,9 +41,10 @@ def _timed(owner, name: str, spent: dict, inside: list[str]) -> None:
             spent[name + " cpu"] += time.process_time() - cpu
             if name == "score":
                 spent["pairs"] += len(args[1])
+            elif name == "cross-encoder":
+                spent["cross pairs"] += len(args[0])
 
-    setattr(owner, name, timed)
-
+    setattr(owner, method, timed)
 
 def main() -> None:
     ensure_corpus()
@@ -53,33 +53,32 @@ def main() -> None:
     model = deps.relevance
     spent: dict[str, float] = {}
     inside: list[str] = []
-    _timed(model, "score", spent, inside)  # the cross-encoder and the blend's embedding cosine
-    _timed(deps.embedder, "embed", spent, inside)  # the question's own embeddings; embed_one goes through embed
-    cross = model.cross_pairs
-
-    def counted(pairs):  # the pairs the cross-encoder actually reads (cross_k bounds them)
-        spent["cross pairs"] += len(pairs)
-        return cross(pairs)
-
-    model.cross_pairs = counted  # type: ignore[method-assign]
+    passes = {"question embedding": (deps.embedder, "forward"), "cross-encoder": (model, "cross_pairs")}
+    if model.embedding_weight:
+        passes["relevance embedder"] = (model._embedder, "forward")
+    for name, (owner, method) in passes.items():
+        _timed(owner, method, spent, inside, name)
+    _timed(model, "score", spent, [], "score")  # the relevance model's whole call: caches, stored vectors, passes
+    keys = ["score", *passes]
     rows = []
     for q in unique_questions(N):
-        spent.update({k: 0.0 for k in ("score wall", "score cpu", "embed wall", "embed cpu", "pairs", "cross pairs")})
+        spent.update({f"{k} {x}": 0.0 for k in keys for x in ("wall", "cpu")} | {"pairs": 0.0, "cross pairs": 0.0})
         wall, cpu = time.perf_counter(), time.process_time()
         answer_inprocess(QuestionEvent(request_id=f"bench-rel-{uuid.uuid4().hex[:10]}", question=q), deps)
         rows.append({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, **spent})
     total = [r["wall"] * 1000 for r in rows]
     in_model = [r["score wall"] * 1000 for r in rows]
-    cpu = {k: sum(r[k] for r in rows) for k in ("cpu", "score cpu", "embed cpu")}
+    cpu = {k: sum(r[k + " cpu"] for r in rows) for k in keys}
+    whole = sum(r["cpu"] for r in rows)
+    forward = sum(cpu[k] for k in passes)
     print(f"questions {N}, model {model.name} (text vectors cached across questions; scores per question)")
     print(f"question time   p50 {percentile(total, 50):8.1f} ms   mean {sum(total) / N:8.1f} ms")
     print(f"relevance model p50 {percentile(in_model, 50):8.1f} ms   mean {sum(in_model) / N:8.1f} ms   "
           f"texts scored/question {sum(r['pairs'] for r in rows) / N:.1f}, "
           f"read by the cross-encoder {sum(r['cross pairs'] for r in rows) / N:.1f} (cross_k {model.cross_k})")
-    print(f"CPU per question {cpu['cpu'] / N * 1000:.0f} ms: relevance model {cpu['score cpu'] / cpu['cpu']:.1%}, "
-          f"embedding {cpu['embed cpu'] / cpu['cpu']:.1%}, "
-          f"everything else {1 - (cpu['score cpu'] + cpu['embed cpu']) / cpu['cpu']:.1%}")
-
+    print(f"CPU per question {whole / N * 1000:.0f} ms: model forward passes {forward / whole:.1%} ("
+          + ", ".join(f"{k} {cpu[k] / whole:.1%}" for k in passes)
+          + f"), everything else {1 - forward / whole:.1%} ({(whole - forward) / N * 1000:.0f} ms)")
 
 if __name__ == "__main__":
     main()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from .core.injection import is_injection
 
@@ -81,15 +82,17 @@ _ONLY_MARKER = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)])$")
 MAX_UNIT_WORDS = 80  # longer pieces are run-ons (a list printed without full stops): split into clauses
 
 
-def sentence_units(text: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def sentence_units(text: str) -> tuple[str, ...]:
     """The units an answer is made of: sentences, bulleted items (PDF lists have no full stops between items),
     and the clauses of a run-on longer than ``MAX_UNIT_WORDS`` words, split after ; and :. Line numbers or
     footnote marks in front of a unit, and a list marker left at its end ("... as follows: a."), are left out:
-    what remains is still a verbatim span of the source, and a list's lead-in ends with its colon."""
+    what remains is still a verbatim span of the source, and a list's lead-in ends with its colon. Remembered per
+    text (as ``scored_units``): the filter, the backend and validation split the same chunks."""
     pieces = (p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence))
     units = (_TRAILING_MARKER.sub("", _LEADING_MARKS.sub("", clause)) for p in pieces if p.strip()
              for clause in _clauses(p))
-    return [u for u in units if u and not _ONLY_MARKER.match(u)]
+    return tuple(u for u in units if u and not _ONLY_MARKER.match(u))
 
 
 MIN_UNIT_WORDS = 5
@@ -102,10 +105,12 @@ def quotable(unit: str) -> bool:
     return MIN_UNIT_WORDS <= n <= MAX_UNIT_WORDS and not is_injection(unit)
 
 
-def scored_units(passage: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def scored_units(passage: str) -> tuple[str, ...]:
     """The units a passage is scored and quoted by: its quotable sentence units, or the passage itself when it has
-    none."""
-    return [u for u in sentence_units(passage) if quotable(u)] or [passage]
+    none. Remembered per passage, as the relevance model remembers their vectors: a popular chunk comes back with
+    every question about it."""
+    return tuple(u for u in sentence_units(passage) if quotable(u)) or (passage,)
 
 
 def _clauses(piece: str) -> list[str]:

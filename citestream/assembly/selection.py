@@ -29,12 +29,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..core.tokens import TokenCount
 from ..models.assembly import DropRecord, RetrievalResult, SelectedEvidence
 from ..policy import SelectionPolicy
 from ..text import split_sentences, words
-from ..evidence import anchor, breaks_structure, render_evidence
+from ..evidence import anchor, breaks_structure, render_entry
 from ..core.sanitize import sanitize
 
 SHINGLE = 3
@@ -53,8 +54,10 @@ def rank_strict(rows: Sequence[RetrievalResult]) -> list[RetrievalResult]:
     return sorted(rows, key=lambda r: (r.rank, r.chunk_id))
 
 
+@lru_cache(maxsize=4096)
 def shingles(text: str) -> frozenset[tuple[str, ...]]:
-    """Word 3-grams of the normalised text (the words themselves for texts under three words)."""
+    """Word 3-grams of the normalised text (the words themselves for texts under three words); remembered per text,
+    as a chunk is compared with every chunk ranked above it."""
     tokens = words(text)
     if len(tokens) < SHINGLE:
         return frozenset((t,) for t in tokens)
@@ -122,6 +125,7 @@ def select(rows: Sequence[RetrievalResult], policy: SelectionPolicy, count: Toke
             capped.append((row, text))
 
     full = False
+    block_tokens = 0  # the rendered block's count: the sum of its entries' (``TokenCount`` is additive over lines)
     for row, text in capped:
         if full:
             out.drop(row.chunk_id, "DROP_BUDGET")
@@ -132,9 +136,11 @@ def select(rows: Sequence[RetrievalResult], policy: SelectionPolicy, count: Toke
             similarity_score=row.similarity_score, citation_anchor=anchor(len(out.evidence)),
             sanitized_text=cut or text, pdf=row.pdf, page=row.page, truncated=cut != text,
         )
-        if not cut or count(render_evidence([*out.evidence, candidate])) > policy.max_evidence_tokens:
+        entry_tokens = count(render_entry(candidate)) if cut else 0
+        if not cut or block_tokens + entry_tokens > policy.max_evidence_tokens:
             full = True
             out.drop(row.chunk_id, "DROP_BUDGET")
         else:
             out.evidence.append(candidate)
+            block_tokens += entry_tokens
     return out

@@ -20,11 +20,12 @@ _AS_SPACE = frozenset({"Cc", "Zs", "Zl", "Zp"})  # control characters, spaces an
 
 
 def sanitize(text: str) -> str:
-    text = text.replace("\x00", "")
-    kept = []
-    for char in text:
+    """Each distinct character's category is looked up once; ``str.translate`` applies the result."""
+    table: dict[int, str | None] = {0: None}
+    for char in set(text):
         category = unicodedata.category(char)
         if category in _REMOVED:
-            continue
-        kept.append(" " if category in _AS_SPACE else char)
-    return unicodedata.normalize("NFC", " ".join("".join(kept).split()))
+            table[ord(char)] = None
+        elif category in _AS_SPACE:
+            table.setdefault(ord(char), " ")
+    return unicodedata.normalize("NFC", " ".join(text.translate(table).split()))

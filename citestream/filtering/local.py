@@ -21,6 +21,7 @@ Rules (general, measured on the shape of the corpus, never on known questions):
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..models import Fact
 from ..models.filtering import DroppedFact
@@ -50,8 +51,10 @@ def _integer_run(tokens: list[str]) -> int:
     return best
 
 
+@lru_cache(maxsize=8192)
 def artifact_reason(quote: str) -> str | None:
-    """Why ``quote`` is a page artifact rather than a fact, or None."""
+    """Why ``quote`` is a page artifact rather than a fact, or None (remembered per chunk text: it is the chunk's,
+    whatever the question)."""
     tokens = words(quote)
     if len(tokens) < MIN_WORDS:
         return "too short"

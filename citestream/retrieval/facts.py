@@ -24,10 +24,11 @@ from .acceptance import Accepted, accept_chunks, rerank_pool
 
 
 def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder: Embedder, rp: RetrievalPolicy,
-                  relevance: RelevanceModel | None = None,
-                  relp: RelevancePolicy | None = None) -> tuple[Accepted, RetrievalTrace]:
-    """The one retrieval path shared by the retrieve agent and the GroundingPack builder."""
-    variants = expand_query(query, lexicon=corpus_lexicon(index) if rp.corpus_variant else None)
+                  relevance: RelevanceModel | None = None, relp: RelevancePolicy | None = None,
+                  index_version: str | None = None) -> tuple[Accepted, RetrievalTrace]:
+    """The one retrieval path shared by the retrieve agent and the GroundingPack builder (``index_version``: the
+    one the caller read, so the corpus lexicon need not read it again)."""
+    variants = expand_query(query, lexicon=corpus_lexicon(index, index_version) if rp.corpus_variant else None)
     candidates = gather(variants, embedder.embed_together(variants), scope, index, rp, k)
     scores = None
     stages = list(candidates.trace.stages)
@@ -45,7 +46,7 @@ def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, em
              policy: Policy, relevance: RelevanceModel | None = None) -> FactsRecord:
     k = min(question.top_k, policy.retrieval.top_k)
     relp = policy.relevance
-    asked = asked_scope(question.question, question.scope, index.authorities())
+    asked = asked_scope(question.question, question.scope, index.authorities(index_version))
     common = dict(**question.carry(policy_version=policy.version, index_version=index_version),
                   question=question.question, scope=question.scope, top_k=k)
 
@@ -61,7 +62,8 @@ def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, em
         return FactsRecord(**common, facts=[], retrieval_trace=RetrievalTrace(stages=["scope"]), relevance=gate(),
                            no_answer=NoAnswer(code="WRONG_AUTHORITY", detail=asked.refusal))
     scope = asked.authorities if asked.authorities is not None else question.scope
-    selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance, relp)
+    selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance, relp,
+                                     index_version)
     best = max(selection.relevance.values(), default=None)
     no_answer = None
     hits = selection.hits

@@ -38,9 +38,10 @@ _cache: dict[tuple[str, str], CorpusLexicon] = {}
 _cache_lock = threading.Lock()
 
 
-def corpus_lexicon(search: ChunkSearch) -> CorpusLexicon:
-    """The lexicon of the index ``search`` reads, rebuilt when its index version changes."""
-    key = (str(search.engine.url), ChunkStore(search.engine).index_version())
+def corpus_lexicon(search: ChunkSearch, index_version: str | None = None) -> CorpusLexicon:
+    """The lexicon of the index ``search`` reads at ``index_version`` (read from the index when not given), rebuilt
+    when the version changes."""
+    key = (str(search.engine.url), index_version or ChunkStore(search.engine).index_version())
     with _cache_lock:
         if key not in _cache:
             _cache.clear()

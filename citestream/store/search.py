@@ -131,6 +131,7 @@ class ChunkSearch:
     def __init__(self, engine: Engine):
         self.engine = engine
         self._memory: dict[str, MemoryBM25] = {}
+        self._authorities: dict[str, set[str]] = {}  # by index version, the latest only
         self._conn: Connection | None = None
         self._ef_search = 0
 
@@ -161,10 +162,17 @@ class ChunkSearch:
         except Exception:  # noqa: BLE001  (connection refused, database does not exist, ...)
             return False
 
-    def authorities(self) -> set[str]:
-        """The authorities that have documents in the index."""
+    def authorities(self, index_version: str | None = None) -> set[str]:
+        """The authorities that have documents in the index; remembered for ``index_version`` when given (documents
+        change only with a new index version: ``ChunkStore.replace_document``)."""
+        if index_version in self._authorities:
+            return set(self._authorities[index_version])
         with self.engine.connect() as conn:
-            return set(conn.execute(text("SELECT DISTINCT authority FROM documents")).scalars())
+            found = set(conn.execute(text("SELECT DISTINCT authority FROM documents")).scalars())
+        if index_version is not None:
+            self._authorities.clear()
+            self._authorities[index_version] = found
+        return set(found)
 
     def document_texts(self) -> dict[str, str]:
         """Each document's text: its parents joined (children for a document without parents)."""

@@ -9,6 +9,7 @@ support is ``unclear``; nothing without evidence is ever ``pass``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models.retrieval import GroundingChunk, GroundingPack
@@ -38,7 +39,7 @@ class Span:
     missing: list[Term]
 
 
-def in_context(sentences: list[str]) -> list[tuple[str, str]]:
+def in_context(sentences: Sequence[str]) -> list[tuple[str, str]]:
     """(sentence, context): the context is the sentence, with the one before it when it opens with an anaphor."""
     return [(s, f"{sentences[i - 1]} {s}" if i > 0 and _anaphoric(s) else s) for i, s in enumerate(sentences)]
 

@@ -18,6 +18,7 @@ from citestream.models.verify import Claim
 from citestream.store import ChunkStore
 
 from tests.support.common import new_request_id
+from tests.support.reliability import end_offsets
 
 pytestmark = pytest.mark.e2e
 
@@ -85,10 +86,12 @@ def test_all_claims_in_one_request_and_failure_rows_through_kafka(ingested_via_t
 def test_a_verify_record_breaking_its_contract_is_dead_lettered(worker, settings):
     bad = json.dumps({"request_id": "verify-bad-1", "claims": [{"id": "C1"}]}).encode()
     good = _verify_request([], query="x")
+    before = asyncio.run(end_offsets(settings, "qa.deadletter"))  # what earlier runs left there is not read
     asyncio.run(_publish_then_wait(good, bad))
     mine, deadline = [], time.monotonic() + 30  # the two records sit on different partitions: no order between them
     while not mine and time.monotonic() < deadline:
-        letters = [json.loads(m.value) for m in asyncio.run(read_topic("qa.deadletter", settings=settings))]
+        letters = [json.loads(m.value)
+                   for m in asyncio.run(read_topic("qa.deadletter", since=before, settings=settings))]
         mine = [d for d in letters if base64.b64decode(d["original_value_b64"]) == bad]
     assert mine and mine[-1]["reason_code"] == "SCHEMA_VIOLATION" and mine[-1]["stage"] == "verify"
     assert "claims.0.text" in mine[-1]["reason"]
