@@ -48,6 +48,7 @@ class EmbedderConfig:
     max_length: int = 128
     warmup: float = 0.1
     contrast: float = 1.0
+    epochs: int = 1
     seed: int = SEED
     threads: int = 2
 
@@ -114,7 +115,9 @@ def train_embedder(base_path: str, rows: Sequence[Example], out_dir: Path,
         parameter.requires_grad = False
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.lr)
-    batches = [rows[i:i + config.batch] for i in range(0, len(rows), config.batch)]
+    order = random.Random(config.seed)
+    epochs = [list(rows)] + [order.sample(list(rows), len(rows)) for _ in range(config.epochs - 1)]  # reshuffled
+    batches = [epoch[i:i + config.batch] for epoch in epochs for i in range(0, len(epoch), config.batch)]
     scheduler = warmup_then_linear(optimizer, len(batches), max(1, int(config.warmup * len(batches))))
 
     def embed(texts: list[str]):

@@ -120,7 +120,7 @@ def cmd_embedder(args) -> int:
     chunks = load_corpus(Path(args.corpus))
     questions = Path(args.questions)
     groups = mine_groups(chunks, load_questions(questions), fdaqa_rows(Path(args.fdaqa)), get_embedder().embed)
-    config = EmbedderConfig(contrast=args.contrast)
+    config = EmbedderConfig(contrast=args.contrast, epochs=args.epochs)
     rows = examples(groups, corpus_acronyms(chunks), config, {c.pdf: c.authority for c in chunks})
     print(f"{len(groups)} groups, {len(rows)} training rows", file=sys.stderr)
     meta = train_embedder(model_path(), rows, Path(args.out), config, extra_metadata={
@@ -191,6 +191,7 @@ def add_parser(sub) -> None:
     e.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     e.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     e.add_argument("--questions", default=str(ALL_DOCUMENT_QUESTIONS), help="LLM questions (JSONL)")
+    e.add_argument("--epochs", type=int, default=EmbedderConfig.epochs, help="passes over the training rows")
     e.add_argument("--contrast", type=float, default=EmbedderConfig.contrast,
                    help="share of the groups given a contrast question the answer does not answer")
     e.set_defaults(fn=cmd_embedder)
