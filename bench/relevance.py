@@ -5,13 +5,21 @@ backend's sentence scores, R5; mostly hits of the per-(question, text) cache) fo
 every model forward pass (tokenizing and running a batch: ``Embedder.forward`` of the retrieval embedder and the
 relevance embedder, the cross-encoder's ``cross_pairs``) for issue 16's "model share": the process CPU per question
 split into those passes and everything else (SQL client, caches, fusion, assembly, validation, records).
+
+Then the same under load: ``BENCH_RELEVANCE_TOGETHER`` questions at once in threads, so their model calls share
+passes (``batching.Coalescer``) as in a loaded worker. Concurrent threads make a process-wide clock useless inside a
+pass, so there a pass counts the CPU of the thread that runs it, and torch's OpenMP threads (the process's threads
+Python did not start; they sleep between passes) count as the model's whole.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from citestream.config import get_settings
 from citestream.models import QuestionEvent
@@ -21,6 +29,50 @@ from citestream.deps import Deps
 from ._support import ensure_corpus, percentile, unique_questions
 
 N = int(os.environ.get("BENCH_RELEVANCE_QUESTIONS", "60"))
+TOGETHER = int(os.environ.get("BENCH_RELEVANCE_TOGETHER", "4"))
+
+
+def _native_threads_cpu() -> float:
+    """CPU seconds of this process's threads that Python did not start: torch's OpenMP pool."""
+    python = {t.native_id for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for task in Path("/proc/self/task").iterdir():
+        if int(task.name) not in python:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+def _under_load(deps, owners: list[tuple[object, str]]) -> None:
+    """``TOGETHER`` questions at a time: CPU per question and the forward passes' share of it."""
+    spent = [0.0]
+    lock = threading.Lock()
+    for owner, method in owners:
+        call = getattr(owner, method)
+
+        def timed(*args, _call=call, **kwargs):
+            start = time.thread_time()
+            try:
+                return _call(*args, **kwargs)
+            finally:
+                with lock:
+                    spent[0] += time.thread_time() - start
+
+        setattr(owner, method, timed)
+    questions = unique_questions(N, "load")
+    ask = lambda q: answer_inprocess(QuestionEvent(request_id=f"bench-load-{uuid.uuid4().hex[:10]}", question=q), deps)  # noqa: E731
+    with ThreadPoolExecutor(TOGETHER) as pool:
+        list(pool.map(ask, questions[:TOGETHER]))  # the pool's threads started before the clocks
+        spent[0], native, cpu, wall = 0.0, _native_threads_cpu(), time.process_time(), time.perf_counter()
+        list(pool.map(ask, questions[TOGETHER:]))
+        native, cpu, wall = (_native_threads_cpu() - native, time.process_time() - cpu,
+                             time.perf_counter() - wall)
+    n = N - TOGETHER
+    forward = spent[0] + native
+    print(f"under load ({TOGETHER} at once, {n} questions, {n / wall:.1f} q/s): CPU per question "
+          f"{cpu / n * 1000:.0f} ms, model forward passes {forward / cpu:.1%}, everything else "
+          f"{(cpu - forward) / n * 1000:.0f} ms")
 
 
 def _timed(owner, method: str, spent: dict, inside: list[str], name: str) -> None:
@@ -79,6 +131,9 @@ def main() -> None:
     print(f"CPU per question {whole / N * 1000:.0f} ms: model forward passes {forward / whole:.1%} ("
           + ", ".join(f"{k} {cpu[k] / whole:.1%}" for k in passes)
           + f"), everything else {1 - forward / whole:.1%} ({(whole - forward) / N * 1000:.0f} ms)")
+    for owner, method in passes.values():  # unwrap: the under-load pass times them its own way
+        delattr(owner, method)
+    _under_load(deps, list(passes.values()))
 
 if __name__ == "__main__":
     main()
