@@ -61,7 +61,10 @@ def _under_load(deps, owners: list[tuple[object, str]]) -> None:
 
         setattr(owner, method, timed)
     questions = unique_questions(N, "load")
-    ask = lambda q: answer_inprocess(QuestionEvent(request_id=f"bench-load-{uuid.uuid4().hex[:10]}", question=q), deps)  # noqa: E731
+
+    def ask(question: str) -> None:
+        answer_inprocess(QuestionEvent(request_id=f"bench-load-{uuid.uuid4().hex[:10]}", question=question), deps)
+
     with ThreadPoolExecutor(TOGETHER) as pool:
         list(pool.map(ask, questions[:TOGETHER]))  # the pool's threads started before the clocks
         spent[0], native, cpu, wall = 0.0, _native_threads_cpu(), time.process_time(), time.perf_counter()
