@@ -120,7 +120,7 @@ def cmd_embedder(args) -> int:
     chunks = load_corpus(Path(args.corpus))
     questions = Path(args.questions)
     groups = mine_groups(chunks, load_questions(questions), fdaqa_rows(Path(args.fdaqa)), get_embedder().embed)
-    config = EmbedderConfig(contrast=args.contrast, epochs=args.epochs)
+    config = EmbedderConfig(contrast=args.contrast, epochs=args.epochs, negatives=args.negatives)
     rows = examples(groups, corpus_acronyms(chunks), config, {c.pdf: c.authority for c in chunks})
     print(f"{len(groups)} groups, {len(rows)} training rows", file=sys.stderr)
     meta = train_embedder(model_path(), rows, Path(args.out), config, extra_metadata={
@@ -192,6 +192,8 @@ def add_parser(sub) -> None:
     e.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     e.add_argument("--questions", default=str(ALL_DOCUMENT_QUESTIONS), help="LLM questions (JSONL)")
     e.add_argument("--epochs", type=int, default=EmbedderConfig.epochs, help="passes over the training rows")
+    e.add_argument("--negatives", type=int, default=EmbedderConfig.negatives,
+                   help="hard negatives per question (of the 7 each group mines)")
     e.add_argument("--contrast", type=float, default=EmbedderConfig.contrast,
                    help="share of the groups given a contrast question the answer does not answer")
     e.set_defaults(fn=cmd_embedder)
