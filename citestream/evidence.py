@@ -39,14 +39,9 @@ def header(e: SelectedEvidence) -> str:
     return f"[{e.citation_anchor} | chunk_id={e.chunk_id} | knowledge_id={e.knowledge_id} | source={e.source}]"
 
 
-def render_entry(e: SelectedEvidence) -> str:
-    """One chunk of the evidence block: its header line and its sanitized text line."""
-    return f"{header(e)}\n{e.sanitized_text}"
-
-
 def render_evidence(selected: Sequence[SelectedEvidence]) -> str:
-    """R2.5: each chunk's entry (``render_entry``), in anchor order, one per line pair."""
-    return "\n".join(render_entry(e) for e in selected)
+    """R2.5: each chunk as its header line and its sanitized text line, in anchor order."""
+    return "\n".join(f"{header(e)}\n{e.sanitized_text}" for e in selected)
 
 
 def parse_evidence(evidence: str) -> list[EvidenceBlock]:

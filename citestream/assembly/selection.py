@@ -35,7 +35,7 @@ from ..core.tokens import TokenCount
 from ..models.assembly import DropRecord, RetrievalResult, SelectedEvidence
 from ..policy import SelectionPolicy
 from ..text import split_sentences, words
-from ..evidence import anchor, breaks_structure, render_entry
+from ..evidence import anchor, breaks_structure, render_evidence
 from ..core.sanitize import sanitize
 
 SHINGLE = 3
@@ -125,7 +125,6 @@ def select(rows: Sequence[RetrievalResult], policy: SelectionPolicy, count: Toke
             capped.append((row, text))
 
     full = False
-    block_tokens = 0  # the rendered block's count: the sum of its entries' (``TokenCount`` is additive over lines)
     for row, text in capped:
         if full:
             out.drop(row.chunk_id, "DROP_BUDGET")
@@ -136,11 +135,9 @@ def select(rows: Sequence[RetrievalResult], policy: SelectionPolicy, count: Toke
             similarity_score=row.similarity_score, citation_anchor=anchor(len(out.evidence)),
             sanitized_text=cut or text, pdf=row.pdf, page=row.page, truncated=cut != text,
         )
-        entry_tokens = count(render_entry(candidate)) if cut else 0
-        if not cut or block_tokens + entry_tokens > policy.max_evidence_tokens:
+        if not cut or count(render_evidence([*out.evidence, candidate])) > policy.max_evidence_tokens:
             full = True
             out.drop(row.chunk_id, "DROP_BUDGET")
         else:
             out.evidence.append(candidate)
-            block_tokens += entry_tokens
     return out

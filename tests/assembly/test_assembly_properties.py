@@ -126,8 +126,9 @@ def test_sanitize_is_single_line_idempotent_and_control_free(text):
 @PROPS
 @given(st.lists(st.text(), min_size=1, max_size=4))
 def test_the_token_count_of_lines_is_the_sum_of_theirs(lines):
-    """Assembly sums its evidence entries' counts and the counter sums a text's lines: exact only if no token
-    spans a line break. Checked against the tokenizer reading the whole text at once."""
+    """The counter sums a text's lines, each line's count remembered (assembly counts the growing evidence block
+    for every chunk it adds): exact only if no token spans a line break. Checked against the tokenizer reading the
+    whole text at once."""
     counter = get_token_counter()
     whole = "\n".join(lines)
     assert counter.count(whole) == len(counter._tokenizer.encode(whole, add_special_tokens=False).ids)
