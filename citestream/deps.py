@@ -95,23 +95,22 @@ class Deps:
 
     @cached_property
     def relevance(self):
-        from .relevance import relevance_model_for
-        from .store import SentenceVectors
-
-        model = relevance_model_for(self.settings)
-        model.read_stored_vectors(SentenceVectors(self.engine).fetch)
-        return model
+        return self._relevance_model(self.settings.relevance_embedding_weight)
 
     @cached_property
     def claim_relevance(self):
         """The relevance model of claim verification (its pack's rerank and the judge): the blend
         ``CITESTREAM_VERIFY_EMBEDDING_WEIGHT`` names, sharing the answer flow's model when the weights agree."""
+        if self.settings.verify_embedding_weight == self.settings.relevance_embedding_weight:
+            return self.relevance
+        return self._relevance_model(self.settings.verify_embedding_weight)
+
+    def _relevance_model(self, embedding_weight: float):
+        """The settings' relevance model at ``embedding_weight``, reading the sentence vectors ingest stored."""
         from .relevance import relevance_model_for
         from .store import SentenceVectors
 
-        if self.settings.verify_embedding_weight == self.settings.relevance_embedding_weight:
-            return self.relevance
-        model = relevance_model_for(self.settings, self.settings.verify_embedding_weight)
+        model = relevance_model_for(self.settings, embedding_weight)
         model.read_stored_vectors(SentenceVectors(self.engine).fetch)
         return model
 
