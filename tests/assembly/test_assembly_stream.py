@@ -14,6 +14,7 @@ from citestream.client import ask_many, read_topic
 from citestream.models import QuestionEvent
 
 from tests.support.common import new_request_id
+from tests.support.reliability import end_offsets
 
 pytestmark = pytest.mark.e2e
 
@@ -35,9 +36,9 @@ def _validator(schema: dict, definition: str | None = None):
     return cls(target)
 
 
-def _prompt_records(settings, request_ids: set[str]) -> dict[str, list[dict]]:
+def _prompt_records(settings, request_ids: set[str], since: dict[int, int]) -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {rid: [] for rid in request_ids}
-    for message in asyncio.run(read_topic("qa.prompts", settings=settings)):
+    for message in asyncio.run(read_topic("qa.prompts", since=since, settings=settings)):
         rid = message.key.decode() if message.key else None
         if rid in found:
             found[rid].append(json.loads(message.value))
@@ -48,10 +49,11 @@ def test_same_question_twice_through_kafka_gives_byte_identical_prompts(worker, 
     asked = [QuestionEvent(request_id=new_request_id("asm"), question=q)
              for q in (QUESTION, "  By how much do DOACs such as apixaban   reduce stroke risk in atrial fibrillation?",
                        UNANSWERABLE)]
+    before = asyncio.run(end_offsets(settings, "qa.prompts"))  # what earlier runs left there is not read
     replies, _ = ask_many(asked, timeout_s=120)
     assert set(replies) == {q.request_id for q in asked}, worker.log_path.read_text()[-3000:]
 
-    records = _prompt_records(settings, {q.request_id for q in asked})
+    records = _prompt_records(settings, {q.request_id for q in asked}, before)
     first, second, refused = (records[q.request_id] for q in asked)
     assert len(first) == len(second) == len(refused) == 1
     p1, p2 = first[0]["prompt"], second[0]["prompt"]
