@@ -34,23 +34,22 @@ def evidence_digest(record: PromptRecord | GenerationRecord) -> str:
     return sha256_hex(text)
 
 
-def generation_problem(generation: GenerationRecord, provenance, ledger) -> str | None:
+def generation_problem(generation: GenerationRecord, provenance) -> str | None:
     """Why ``generation`` is not one the pipeline produced, or None when it is.
 
-    ``provenance`` is a ``ProvenanceStore``, ``ledger`` a ``Ledger``.
+    ``provenance`` is a ``ProvenanceStore`` (it reads the ledger's row for the prompt in the same round trip).
     """
-    if not provenance.knows(generation.request_id, ASSEMBLE, evidence_digest(generation)):
+    found = provenance.lookup(generation.request_id, ASSEMBLE, evidence_digest(generation), generation.prompt_sha256)
+    if not found.known:
         return "no assemble stage produced this question and evidence for this request_id"
     if generation.prompt_sha256 is None:
         return None  # no prompt was built, so no model was called: nothing else to match
-    rows = [r for r in ledger.entries_for(generation.request_id)
-            if r["stage"] == "generate" and r["prompt_sha256"] == generation.prompt_sha256]
-    if not rows:
+    if found.generate_payload is None:
         return "no ledger row records this prompt being sent to a model"
     llm = generation.llm
     if llm is None or llm.prompt_sha256 != generation.prompt_sha256:
         return "the model execution does not match the prompt the ledger recorded"
-    payload = rows[0]["payload"] or {}
+    payload = found.generate_payload
     reply_sha256 = sha256_hex(llm.raw_model_text)
     if payload.get("output_sha256") != reply_sha256 or payload.get("generation_status") != llm.generation_status:
         return "the model reply is not the one the ledger recorded for this prompt"

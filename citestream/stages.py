@@ -27,8 +27,10 @@ from .verification import judge_from_settings, pack_finder, verify_claims
 
 
 def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
-    """Phase A: facts with scores, never an answer."""
-    return retrieve(question, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy, deps.relevance)
+    """Phase A: facts with scores, never an answer. One reading transaction: the index version is read with the
+    search's settings, and the candidate lists and their hydration share it."""
+    with deps.search.reading(deps.policy.retrieval.hnsw_ef_search) as reader:
+        return retrieve(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance)
 
 
 def filter_relevant(facts: FactsRecord, deps: Deps) -> RelevantFactsRecord:
@@ -62,7 +64,7 @@ def generate_answer(prompt: PromptRecord, deps: Deps) -> GenerationRecord:
 def validate_answer(generation: GenerationRecord, deps: Deps) -> ValidatedAnswer:
     """R5 + Phase C: cited and grounded, or the exact refusal. A generation the pipeline did not produce
     (``provenance``) is refused as PROVENANCE_MISMATCH before its evidence is trusted."""
-    problem = generation_problem(generation, deps.provenance, deps.ledger)
+    problem = generation_problem(generation, deps.provenance)
     if problem:
         raise RecordRejected("PROVENANCE_MISMATCH", problem)
     return validate(generation, deps.policy, deps.relevance)

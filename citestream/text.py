@@ -98,9 +98,11 @@ def sentence_units(text: str) -> tuple[str, ...]:
 MIN_UNIT_WORDS = 5
 
 
+@lru_cache(maxsize=16384)
 def quotable(unit: str) -> bool:
     """A unit that can stand as an answer sentence: 5 to ``MAX_UNIT_WORDS`` words, and not an instruction aimed
-    at a model (a prompt injection inside a document)."""
+    at a model (a prompt injection inside a document). Remembered per unit: retrieval and the backend ask about
+    the same units."""
     n = len(words(unit))
     return MIN_UNIT_WORDS <= n <= MAX_UNIT_WORDS and not is_injection(unit)
 

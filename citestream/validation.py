@@ -284,7 +284,9 @@ def _check_wording(plain: str, bundle: AnswerBundle, evidence: SelectedEvidence)
     """No ids, no injection echo, no meta commentary (unless quoted verbatim from the cited chunk)."""
     lowered = plain.lower()
     ids = {e.chunk_id for e in bundle.selected_evidence} | {e.knowledge_id for e in bundle.selected_evidence}
-    leaked = sorted(i for i in ids if re.search(rf"(?<![\w-]){re.escape(i.lower())}(?![\w-])", lowered))
+    # the substring test first: an id is rarely there, and its pattern would be compiled anew for every id
+    leaked = sorted(i for i in ids if i.lower() in lowered
+                    and re.search(rf"(?<![\w-]){re.escape(i.lower())}(?![\w-])", lowered))
     id_word = _ID_WORDS.search(plain)
     if leaked or id_word:
         raise ValidationFailure("IDS_IN_ANSWER", ", ".join(leaked) or (id_word.group(0) if id_word else ""))

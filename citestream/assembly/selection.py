@@ -50,6 +50,10 @@ class Selection:
         self.drops.append(DropRecord(chunk_id=chunk_id, code=code))
 
 
+_chunk_text = lru_cache(maxsize=8192)(sanitize)
+"""A chunk's sanitized text, remembered per chunk text (the same chunk comes back with every question about it)."""
+
+
 def rank_strict(rows: Sequence[RetrievalResult]) -> list[RetrievalResult]:
     return sorted(rows, key=lambda r: (r.rank, r.chunk_id))
 
@@ -101,7 +105,7 @@ def select(rows: Sequence[RetrievalResult], policy: SelectionPolicy, count: Toke
     out = Selection()
     passed: list[tuple[RetrievalResult, str]] = []
     for row in rank_strict(rows):
-        text = sanitize(row.chunk_text)
+        text = _chunk_text(row.chunk_text)
         if not text:
             out.drop(row.chunk_id, "DROP_EMPTY_AFTER_SANITIZE")
         elif breaks_structure(text):

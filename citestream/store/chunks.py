@@ -42,6 +42,11 @@ class DocumentRow:
     metadata: dict = field(default_factory=dict)
 
 
+def index_version_name(version: int | None) -> str:
+    """The name records carry for an ``index_versions`` number (0: nothing ingested yet)."""
+    return f"idx-{version or 0}"
+
+
 class ChunkStore:
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -111,7 +116,7 @@ class ChunkStore:
     def index_version(self) -> str:
         with self.engine.connect() as conn:
             version = conn.execute(select(func.max(index_versions.c.version))).scalar_one()
-        return f"idx-{version or 0}"
+        return index_version_name(version)
 
     def count_chunks(self) -> int:
         with self.engine.connect() as conn:

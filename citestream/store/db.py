@@ -25,7 +25,8 @@ def sqlalchemy_url(dsn: str) -> str:
 
 
 def make_engine(dsn: str) -> Engine:
-    engine = create_engine(sqlalchemy_url(dsn), pool_size=5, max_overflow=5, pool_pre_ping=True)
+    # 5 kept, up to 15: the agents of one worker hold at most 13 at once (docs/retrieval.md, the pool)
+    engine = create_engine(sqlalchemy_url(dsn), pool_size=5, max_overflow=10, pool_pre_ping=True)
 
     @event.listens_for(engine, "connect")
     def _register(dbapi_conn, _record):  # noqa: ANN001 - SQLAlchemy event signature

@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, UTC
 
-from sqlalchemy import Engine, func, select, text
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Engine, bindparam, func, select, text
+from sqlalchemy.dialects.postgresql import JSONB
 
 from ..core.hashing import sha256_hex
 from .tables import audit_ledger
@@ -66,6 +66,17 @@ class ChainReport:
     anchored_row: int | None = None  # the newest checkpoint's row id
 
 
+# An append's statements, written out once (a statement built per call costs the SQL compiler's cache key each time).
+_LOCK = text("SELECT pg_advisory_xact_lock(:k)")
+_HEAD = text("SELECT row_hash FROM audit_ledger ORDER BY id DESC LIMIT 1")
+_COLUMNS = ("request_id", "stage", "prompt_sha256", "model", "policy_version", "index_version", "created_at",
+            "payload", "prev_hash", "row_hash")
+_INSERT = text(
+    f"INSERT INTO audit_ledger ({', '.join(_COLUMNS)}) VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
+    "ON CONFLICT ON CONSTRAINT audit_ledger_once_per_prompt DO NOTHING RETURNING id"
+).bindparams(bindparam("payload", type_=JSONB))
+
+
 class Ledger:
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -73,21 +84,13 @@ class Ledger:
     def append(self, entry: LedgerEntry) -> bool:
         """Append once per (request_id, stage, prompt_sha256); returns False if that row already exists."""
         with self.engine.begin() as conn:
-            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
-            prev = conn.execute(
-                select(audit_ledger.c.row_hash).order_by(audit_ledger.c.id.desc()).limit(1)
-            ).scalar_one_or_none() or GENESIS_HASH
-            result = conn.execute(
-                insert(audit_ledger)
-                .values(
-                    request_id=entry.request_id, stage=entry.stage, prompt_sha256=entry.prompt_sha256,
-                    model=entry.model, policy_version=entry.policy_version, index_version=entry.index_version,
-                    created_at=entry.created_at, payload=entry.payload, prev_hash=prev,
-                    row_hash=row_hash(prev, entry),
-                )
-                .on_conflict_do_nothing(constraint="audit_ledger_once_per_prompt")
-                .returning(audit_ledger.c.id)
-            )
+            conn.execute(_LOCK, {"k": _LOCK_KEY})
+            prev = conn.execute(_HEAD).scalar_one_or_none() or GENESIS_HASH
+            result = conn.execute(_INSERT, {
+                "request_id": entry.request_id, "stage": entry.stage, "prompt_sha256": entry.prompt_sha256,
+                "model": entry.model, "policy_version": entry.policy_version, "index_version": entry.index_version,
+                "created_at": entry.created_at, "payload": entry.payload, "prev_hash": prev,
+                "row_hash": row_hash(prev, entry)})
             return result.scalar_one_or_none() is not None
 
     def entries_for(self, request_id: str) -> list[dict]:

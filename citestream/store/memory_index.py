@@ -2,9 +2,10 @@
 
 Postgres stays the source of truth: the index is a copy of one kind's tsvectors (lexeme, position count,
 lexeme count per chunk), built on first use and brought up to date when ``index_versions`` moves. A query costs one
-round trip (the question's lexemes by the same ``to_tsvector('english', ...)``, and the index version) and a sparse
-column sum, so it does not read the matching chunks row by row as the SQL does (docs/retrieval.md, "The lexical
-index"). Same formula, same figures: N, average length and document frequencies over the scope's chunks.
+round trip, for both kinds (the question's lexemes by the same ``to_tsvector('english', ...)``, and the index
+version), and a sparse column sum, so it does not read the matching chunks row by row as the SQL does
+(docs/retrieval.md, "The lexical index"). Same formula, same figures: N, average length and document frequencies
+over the scope's chunks.
 
 An update reads only the documents written since the last one (a document's row and its chunks are written by one
 transaction, so the row's ``xmin`` names that version of its chunks) and drops the documents that are gone; the
@@ -30,6 +31,17 @@ _LOAD = text(
 _VERSION_SQL = "SELECT coalesce(max(version), 0) FROM index_versions"
 _VERSION = text(_VERSION_SQL)
 _QUERY = text(f"SELECT tsvector_to_array(to_tsvector('english', :q)), ({_VERSION_SQL})")
+
+
+QueryTerms = tuple[list[str], int]
+"""A query's lexemes (by the index's own ``to_tsvector('english', ...)``) and the index version they were read at."""
+
+
+def query_terms(conn: Connection, query: str) -> QueryTerms:
+    """One round trip on ``conn`` (the question's reading transaction): the query's lexemes and the index version.
+    The same for either kind's index, so a reader asks once per query."""
+    lexemes, version = conn.execute(_QUERY, {"q": query}).one()
+    return list(lexemes or ()), version
 
 
 class _Document:
@@ -124,11 +136,11 @@ class MemoryBM25:
         tf = self._snapshot.tf if self._snapshot is not None else None
         return 0.0 if tf is None else (tf.data.nbytes + tf.indices.nbytes + tf.indptr.nbytes) / 2**20
 
-    def search(self, conn: Connection, query: str, authorities: tuple[str, ...] | None, k: int, k1: float = 1.2,
+    def search(self, terms: QueryTerms, authorities: tuple[str, ...] | None, k: int, k1: float = 1.2,
                b: float = 0.75) -> list[tuple[str, float]]:
-        """On ``conn`` (the question's reading transaction) one round trip: the query's lexemes and the index
-        version; an update, when the version moved, reads on a connection of its own."""
-        lexemes, version = conn.execute(_QUERY, {"q": query}).one()
+        """``terms`` from ``query_terms``; an update, when the index version moved, reads on a connection of its
+        own."""
+        lexemes, version = terms
         snap = self._current(version)
         columns = [snap.vocab[t] for t in dict.fromkeys(lexemes or ()) if t in snap.vocab]
         if not columns or not snap.ids:

@@ -19,7 +19,8 @@ import numpy as np
 from sqlalchemy import Connection, Engine, text
 
 from .db import as_array, binary_rows
-from .memory_index import MemoryBM25
+from .chunks import index_version_name
+from .memory_index import MemoryBM25, QueryTerms, query_terms
 
 SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
     "MIXED": None,  # every authority, including documents whose authority is unknown
@@ -127,6 +128,14 @@ def _ts_rank_sql(kind: str, scope_sql: str) -> str:
     """
 
 
+_READING = text(
+    "SELECT set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('client_min_messages', 'warning', true), (SELECT coalesce(max(version), 0) FROM index_versions)"
+)
+"""A reading transaction's settings (SET LOCAL, as ``set_config(..., true)``) and the index version, in one statement;
+client_min_messages because a stopword-only query makes a NOTICE."""
+
+
 class ChunkSearch:
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -134,21 +143,22 @@ class ChunkSearch:
         self._authorities: dict[str, set[str]] = {}  # by index version, the latest only
         self._conn: Connection | None = None
         self._ef_search = 0
+        self._terms: dict[str, QueryTerms] = {}  # a bound reader's query lexemes, shared by both kinds' indexes
+        self.index_version: str | None = None
+        """A bound reader's index version, read with its settings (the first statement of its transaction)."""
 
     @contextmanager
     def reading(self, ef_search: int) -> Iterator[ChunkSearch]:
-        """This search bound to one connection and one read transaction: a question's candidate lists and their
-        hydration share it (one checkout and the HNSW settings once, instead of a checkout per list), and all of
-        them see the same snapshot of the index."""
+        """This search bound to one connection and one read transaction: a question's index version, candidate
+        lists and hydration share it (one checkout, and the HNSW settings and the version in one statement)."""
         if self._conn is not None:
             yield self
             return
         with self.engine.begin() as conn:
-            conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}; "
-                              "SET LOCAL hnsw.iterative_scan = relaxed_order; "
-                              "SET LOCAL client_min_messages = warning"))
+            version = conn.execute(_READING, {"ef": str(int(ef_search))}).one()[-1]
             bound = copy.copy(self)  # shares the in-memory lexical index
-            bound._conn, bound._ef_search = conn, int(ef_search)
+            bound._conn, bound._ef_search, bound._terms = conn, int(ef_search), {}
+            bound.index_version = index_version_name(version)
             yield bound
 
     def _connect(self):
@@ -241,8 +251,13 @@ class ChunkSearch:
         if ranker not in LEXICAL_RANKERS:
             raise ValueError(f"unknown lexical ranker {ranker!r}; one of {LEXICAL_RANKERS}")
         if ranker == "bm25_memory":
-            with self._connect() as conn:
-                found = self._memory_index(kind).search(conn, query, _authorities(scope), k, k1, b)
+            terms = self._terms.get(query)
+            if terms is None:
+                with self._connect() as conn:
+                    terms = query_terms(conn, query)
+                if self._conn is not None:  # within one question's reading transaction
+                    self._terms[query] = terms
+            found = self._memory_index(kind).search(terms, _authorities(scope), k, k1, b)
             return [Ranked(chunk_id, score) for chunk_id, score in found]
         params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
         scope_sql = _scope_clause(scope, params)

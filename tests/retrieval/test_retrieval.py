@@ -15,7 +15,7 @@ from citestream.retrieval import (
 )
 from citestream.retrieval.fusion import mmr, rrf
 from citestream.retrieval.gate import pdf_name_matches
-from citestream.store import ChunkSearch, engine_for
+from citestream.store import ChunkSearch, ChunkStore, engine_for
 from citestream.store.search import Ranked
 
 from tests.support.common import new_request_id
@@ -266,16 +266,22 @@ def test_a_questions_candidate_lists_are_read_in_one_transaction(indexed, embedd
     vectors = embedder.embed(variants)
     indexed.warm(RetrievalPolicy().lexical_ranker)  # as the worker does at start (an update reads on its own)
     checkouts: list[object] = []
+    statements: list[str] = []
     listener = lambda *args: checkouts.append(args)  # noqa: E731
+    on_statement = lambda _conn, _cursor, statement, *args: statements.append(statement)  # noqa: E731
     event.listen(indexed.engine.pool, "checkout", listener)
+    event.listen(indexed.engine, "before_cursor_execute", on_statement)
     try:
         candidates = gather(variants, vectors, "MIXED", indexed, RetrievalPolicy(), 8)
     finally:
         event.remove(indexed.engine.pool, "checkout", listener)
+        event.remove(indexed.engine, "before_cursor_execute", on_statement)
     assert len(variants) == 2 and len(checkouts) == 1
+    assert sum("to_tsvector" in s for s in statements) == len(variants)  # lexemes once a query, for both kinds
     assert candidates.hits
     per_list = ChunkSearch(indexed.engine)
     with indexed.reading(100) as reader:
+        assert reader.index_version == ChunkStore(indexed.engine).index_version()  # read with its settings
         assert reader.lexical(question, "MIXED", 10) == per_list.lexical(question, "MIXED", 10)
         assert reader.dense(vectors[0], "MIXED", 10) == per_list.dense(vectors[0], "MIXED", 10)
 

@@ -42,7 +42,7 @@ def _pipeline(stores, request_id: str) -> GenerationRecord:
 
 def test_a_generation_the_pipeline_made_passes(stores):
     generation = _pipeline(stores, f"prov-{uuid.uuid4().hex[:8]}")
-    assert generation_problem(generation, *stores) is None
+    assert generation_problem(generation, stores[0]) is None
     assert evidence_digest(generation) == evidence_digest(_through_kafka(generation))
 
 
@@ -63,8 +63,17 @@ def test_the_digest_is_the_same_on_both_sides_of_generate():
 def test_a_forged_generation_is_refused(stores, forge, why):
     generation = _pipeline(stores, f"prov-{uuid.uuid4().hex[:8]}")
     forge(generation)
-    problem = generation_problem(generation, *stores)
+    problem = generation_problem(generation, stores[0])
     assert problem is not None and why in problem, problem
+
+
+def test_a_generation_whose_prompt_no_ledger_row_records_is_refused(stores):
+    """The provenance digest and the ledger row are read in one statement: each check still stands on its own."""
+    provenance, _ = stores
+    prompt = prompt_record(f"prov-{uuid.uuid4().hex[:8]}", "What does lecanemab target?")
+    provenance.record(prompt.request_id, ASSEMBLE, evidence_digest(prompt))
+    generation = _through_kafka(generate(_through_kafka(prompt), ExtractiveBackend(), _NoLedger()))
+    assert generation_problem(generation, provenance) == "no ledger row records this prompt being sent to a model"
 
 
 class _NoLedger:
