@@ -15,10 +15,11 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, UTC
 
-from sqlalchemy import Engine, bindparam, func, select, text
-from sqlalchemy.dialects.postgresql import JSONB
+from psycopg.types.json import Jsonb
+from sqlalchemy import Engine, func, select
 
 from ..core.hashing import sha256_hex
+from .db import driver_rows
 from .tables import audit_ledger
 
 GENESIS_HASH = "0" * 64
@@ -66,15 +67,13 @@ class ChainReport:
     anchored_row: int | None = None  # the newest checkpoint's row id
 
 
-# An append's statements, written out once (a statement built per call costs the SQL compiler's cache key each time).
-_LOCK = text("SELECT pg_advisory_xact_lock(:k)")
-_HEAD = text("SELECT row_hash FROM audit_ledger ORDER BY id DESC LIMIT 1")
+# An append's statements, run by psycopg itself (``driver_rows``): every answered question appends.
+_LOCK = "SELECT pg_advisory_xact_lock(%(k)s)"
+_HEAD = "SELECT row_hash FROM audit_ledger ORDER BY id DESC LIMIT 1"
 _COLUMNS = ("request_id", "stage", "prompt_sha256", "model", "policy_version", "index_version", "created_at",
             "payload", "prev_hash", "row_hash")
-_INSERT = text(
-    f"INSERT INTO audit_ledger ({', '.join(_COLUMNS)}) VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
-    "ON CONFLICT ON CONSTRAINT audit_ledger_once_per_prompt DO NOTHING RETURNING id"
-).bindparams(bindparam("payload", type_=JSONB))
+_INSERT = (f"INSERT INTO audit_ledger ({', '.join(_COLUMNS)}) VALUES ({', '.join(f'%({c})s' for c in _COLUMNS)}) "
+           "ON CONFLICT ON CONSTRAINT audit_ledger_once_per_prompt DO NOTHING RETURNING id")
 
 
 class Ledger:
@@ -84,14 +83,15 @@ class Ledger:
     def append(self, entry: LedgerEntry) -> bool:
         """Append once per (request_id, stage, prompt_sha256); returns False if that row already exists."""
         with self.engine.begin() as conn:
-            conn.execute(_LOCK, {"k": _LOCK_KEY})
-            prev = conn.execute(_HEAD).scalar_one_or_none() or GENESIS_HASH
-            result = conn.execute(_INSERT, {
+            driver_rows(conn, _LOCK, {"k": _LOCK_KEY})
+            head = driver_rows(conn, _HEAD, {})
+            prev = head[0].row_hash if head else GENESIS_HASH
+            inserted = driver_rows(conn, _INSERT, {
                 "request_id": entry.request_id, "stage": entry.stage, "prompt_sha256": entry.prompt_sha256,
                 "model": entry.model, "policy_version": entry.policy_version, "index_version": entry.index_version,
-                "created_at": entry.created_at, "payload": entry.payload, "prev_hash": prev,
+                "created_at": entry.created_at, "payload": Jsonb(entry.payload), "prev_hash": prev,
                 "row_hash": row_hash(prev, entry)})
-            return result.scalar_one_or_none() is not None
+            return bool(inserted)
 
     def entries_for(self, request_id: str) -> list[dict]:
         with self.engine.connect() as conn:

@@ -21,6 +21,8 @@ import numpy as np
 from scipy import sparse
 from sqlalchemy import Connection, Engine, text
 
+from .db import driver_rows
+
 _DOCUMENTS = text("SELECT doc_id, xmin::text || ' ' || ingested_at::text FROM documents")
 _LOAD = text(
     "SELECT c.doc_id, c.chunk_id, c.authority, length(c.tsv), array_agg(u.lexeme), "
@@ -30,7 +32,7 @@ _LOAD = text(
 )
 _VERSION_SQL = "SELECT coalesce(max(version), 0) FROM index_versions"
 _VERSION = text(_VERSION_SQL)
-_QUERY = text(f"SELECT tsvector_to_array(to_tsvector('english', :q)), ({_VERSION_SQL})")
+_QUERY = f"SELECT tsvector_to_array(to_tsvector('english', %(q)s)), ({_VERSION_SQL})"
 
 
 QueryTerms = tuple[list[str], int]
@@ -40,7 +42,7 @@ QueryTerms = tuple[list[str], int]
 def query_terms(conn: Connection, query: str) -> QueryTerms:
     """One round trip on ``conn`` (the question's reading transaction): the query's lexemes and the index version.
     The same for either kind's index, so a reader asks once per query."""
-    lexemes, version = conn.execute(_QUERY, {"q": query}).one()
+    lexemes, version = driver_rows(conn, _QUERY, {"q": query})[0]
     return list(lexemes or ()), version
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
+
+from .db import driver_rows
 
 
 class ProvenanceStore:
@@ -14,14 +16,14 @@ class ProvenanceStore:
     def record(self, request_id: str, stage: str, sha256: str) -> None:
         """Note that ``stage`` emitted a record with digest ``sha256`` for ``request_id`` (idempotent)."""
         with self.engine.begin() as conn:
-            conn.execute(_RECORD, {"r": request_id, "s": stage, "d": sha256})
+            driver_rows(conn, _RECORD, {"r": request_id, "s": stage, "d": sha256})
 
     def lookup(self, request_id: str, stage: str, sha256: str, prompt_sha256: str | None = None) -> Lookup:
         """Whether ``stage`` recorded ``sha256`` for ``request_id``, and the payload of the ledger's ``generate``
         row for ``prompt_sha256``: one round trip for the validate stage's two checks."""
         with self.engine.connect() as conn:
-            known, payload = conn.execute(_LOOKUP, {"r": request_id, "s": stage, "d": sha256,
-                                                    "p": prompt_sha256}).one()
+            known, payload = driver_rows(conn, _LOOKUP, {"r": request_id, "s": stage, "d": sha256,
+                                                         "p": prompt_sha256})[0]
         return Lookup(bool(known), payload)
 
 
@@ -31,13 +33,10 @@ class Lookup:
     generate_payload: dict | None  # None: the ledger has no generate row for the prompt (its payload is NOT NULL)
 
 
-# Written out once: a statement built per call costs the SQL compiler's cache key every time (~0.1 ms of CPU).
-_RECORD = text("INSERT INTO provenance (request_id, stage, sha256) VALUES (:r, :s, :d) ON CONFLICT DO NOTHING")
-_LOOKUP = text(
-    "SELECT EXISTS (SELECT 1 FROM provenance WHERE request_id = :r AND stage = :s AND sha256 = :d), l.payload "
-    "FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT payload FROM audit_ledger WHERE request_id = :r "
-    "AND stage = 'generate' AND prompt_sha256 = :p ORDER BY id LIMIT 1) AS l ON true"
+# Run by psycopg itself (``driver_rows``): statements every question runs.
+_RECORD = "INSERT INTO provenance (request_id, stage, sha256) VALUES (%(r)s, %(s)s, %(d)s) ON CONFLICT DO NOTHING"
+_LOOKUP = (
+    "SELECT EXISTS (SELECT 1 FROM provenance WHERE request_id = %(r)s AND stage = %(s)s AND sha256 = %(d)s), "
+    "l.payload FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT payload FROM audit_ledger WHERE request_id = %(r)s "
+    "AND stage = 'generate' AND prompt_sha256 = %(p)s ORDER BY id LIMIT 1) AS l ON true"
 )
-
-
-__all__ = ["Lookup", "ProvenanceStore"]

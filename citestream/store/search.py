@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy import Connection, Engine, text
 
-from .db import as_array, binary_rows
+from .db import as_array, driver_rows
 from .chunks import index_version_name
 from .memory_index import MemoryBM25, QueryTerms, query_terms
 
@@ -66,12 +66,13 @@ def _authorities(scope: Scope) -> tuple[str, ...] | None:
     return scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
 
 
-def _scope_clause(scope: Scope, params: dict, alias: str = "") -> str:
+def _scope_clause(scope: Scope, params: dict, alias: str = "", driver: bool = False) -> str:
+    """The scope's filter, its placeholder in SQLAlchemy's style or (``driver``) psycopg's."""
     authorities = _authorities(scope)
     if authorities is None:
         return ""
     params["auth"] = list(authorities)
-    return f" AND {alias}authority = ANY(:auth)"
+    return f" AND {alias}authority = ANY({'%(auth)s' if driver else ':auth'})"
 
 
 # The query's lexemes, normalised by the same 'english' configuration as the stored tsv, OR-ed together.
@@ -128,9 +129,11 @@ def _ts_rank_sql(kind: str, scope_sql: str) -> str:
     """
 
 
-_READING = text(
-    "SELECT set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-    "set_config('client_min_messages', 'warning', true), (SELECT coalesce(max(version), 0) FROM index_versions)"
+_READING = (
+    "SELECT set_config('hnsw.ef_search', %(ef)s, true) AS ef_search, "
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan, "
+    "set_config('client_min_messages', 'warning', true) AS min_messages, "
+    "(SELECT coalesce(max(version), 0) FROM index_versions) AS version"
 )
 """A reading transaction's settings (SET LOCAL, as ``set_config(..., true)``) and the index version, in one statement;
 client_min_messages because a stopword-only query makes a NOTICE."""
@@ -155,7 +158,7 @@ class ChunkSearch:
             yield self
             return
         with self.engine.begin() as conn:
-            version = conn.execute(_READING, {"ef": str(int(ef_search))}).one()[-1]
+            version = driver_rows(conn, _READING, {"ef": str(int(ef_search))})[0].version
             bound = copy.copy(self)  # shares the in-memory lexical index
             bound._conn, bound._ef_search, bound._terms = conn, int(ef_search), {}
             bound.index_version = index_version_name(version)
@@ -200,17 +203,15 @@ class ChunkSearch:
         Iterative scans keep a scope filter from returning fewer than k rows (pgvector >= 0.8).
         """
         params: dict = {"q": embedding, "k": k}
-        scope_sql = _scope_clause(scope, params)
-        sql = text(
-            "SELECT chunk_id, 1 - (embedding <=> :q) AS score FROM chunks "
-            f"WHERE kind = 'child' AND embedding IS NOT NULL{scope_sql} ORDER BY embedding <=> :q LIMIT :k"
-        )
+        scope_sql = _scope_clause(scope, params, driver=True)
+        sql = ("SELECT chunk_id, 1 - (embedding <=> %(q)s) AS score FROM chunks "
+               f"WHERE kind = 'child' AND embedding IS NOT NULL{scope_sql} ORDER BY embedding <=> %(q)s LIMIT %(k)s")
         ef = max(int(ef_search), int(k))
         with self.reading(ef) as bound, bound._connect() as conn:
             if ef != bound._ef_search:
                 conn.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
                 bound._ef_search = ef
-            rows = conn.execute(sql, params).all()
+            rows = driver_rows(conn, sql, params)
         return _ordered(Ranked(r.chunk_id, float(r.score)) for r in rows)
 
     def lexical(self, query: str, scope: Scope, k: int, ranker: str = "bm25", k1: float = 1.2,
@@ -227,13 +228,11 @@ class ChunkSearch:
         parents = self._lexical("parent", query, scope, k, ranker, k1, b)
         if not parents:
             return []
-        sql = text(
-            "SELECT DISTINCT ON (parent_id) parent_id, chunk_id FROM chunks "
-            "WHERE kind = 'child' AND parent_id = ANY(:ids) AND embedding IS NOT NULL "
-            "ORDER BY parent_id, embedding <=> :q, chunk_id"
-        )
+        sql = ("SELECT DISTINCT ON (parent_id) parent_id, chunk_id FROM chunks "
+               "WHERE kind = 'child' AND parent_id = ANY(%(ids)s) AND embedding IS NOT NULL "
+               "ORDER BY parent_id, embedding <=> %(q)s, chunk_id")
         with self._connect() as conn:
-            best: dict[str, str] = dict(conn.execute(sql, {"ids": [p.chunk_id for p in parents], "q": embedding}).all())
+            best: dict[str, str] = dict(driver_rows(conn, sql, {"ids": [p.chunk_id for p in parents], "q": embedding}))
         return [Ranked(best[p.chunk_id], p.score) for p in parents if p.chunk_id in best]
 
     def warm(self, ranker: str) -> None:
@@ -284,7 +283,7 @@ class ChunkSearch:
         sql = (f"SELECT chunk_id, doc_id, pdf, page, section, authority, text, parent_id, embedding, {best} AS score "
                "FROM chunks WHERE chunk_id = ANY(%(ids)s)")
         with self._connect() as conn:
-            rows = binary_rows(conn, sql, params)
+            rows = driver_rows(conn, sql, params, binary=True)
         return [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
                          min(1.0, max(0.0, float(r.score))), r.parent_id, as_array(r.embedding))
                 for r in rows]

@@ -13,7 +13,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from ..core.hashing import sha256_hex
 from ..embedding import relevance_embedder_name
-from .db import as_array, binary_rows
+from .db import as_array, driver_rows
 from .tables import sentence_vectors
 
 
@@ -36,7 +36,7 @@ class SentenceVectors:
         if not by_key:
             return {}
         with self.engine.connect() as conn:
-            rows = binary_rows(conn, f"SELECT text_sha256, embedding FROM {sentence_vectors.name} "
+            rows = driver_rows(conn, f"SELECT text_sha256, embedding FROM {sentence_vectors.name} "
                                      "WHERE model = %(model)s AND text_sha256 = ANY(%(keys)s)",
-                               {"model": relevance_embedder_name(), "keys": list(by_key)})
+                               {"model": relevance_embedder_name(), "keys": list(by_key)}, binary=True)
             return {by_key[r.text_sha256]: as_array(r.embedding) for r in rows}
