@@ -144,7 +144,7 @@ class MemoryBM25:
         own."""
         lexemes, version = terms
         snap = self._current(version)
-        columns = [snap.vocab[t] for t in dict.fromkeys(lexemes or ()) if t in snap.vocab]
+        columns = [snap.vocab[t] for t in dict.fromkeys(lexemes) if t in snap.vocab]
         if not columns or not snap.ids:
             return []
         mask = snap.in_scope(authorities)

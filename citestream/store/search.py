@@ -66,18 +66,17 @@ def _authorities(scope: Scope) -> tuple[str, ...] | None:
     return scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
 
 
-def _scope_clause(scope: Scope, params: dict, alias: str = "", driver: bool = False) -> str:
-    """The scope's filter, its placeholder in SQLAlchemy's style or (``driver``) psycopg's."""
+def _scope_clause(scope: Scope, params: dict, alias: str = "") -> str:
     authorities = _authorities(scope)
     if authorities is None:
         return ""
     params["auth"] = list(authorities)
-    return f" AND {alias}authority = ANY({'%(auth)s' if driver else ':auth'})"
+    return f" AND {alias}authority = ANY(%(auth)s)"
 
 
 # The query's lexemes, normalised by the same 'english' configuration as the stored tsv, OR-ed together.
 _QUERY_TERMS = """
-    q_terms AS (SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', :qtext))) AS lexeme),
+    q_terms AS (SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', %(qtext)s))) AS lexeme),
     q AS (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM q_terms)
 """
 
@@ -112,9 +111,9 @@ def _bm25_sql(kind: str, scope_sql: str, from_stats: bool = True) -> str:
     ),{corpus}
     SELECT tf.chunk_id,
            sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
-               * tf.tf * (:k1 + 1) / (tf.tf + :k1 * (1 - :b + :b * tf.dl / s.avgdl))) AS score
+               * tf.tf * (%(k1)s + 1) / (tf.tf + %(k1)s * (1 - %(b)s + %(b)s * tf.dl / s.avgdl))) AS score
     FROM tf JOIN df USING (lexeme), stats s
-    GROUP BY tf.chunk_id ORDER BY score DESC, tf.chunk_id LIMIT :k
+    GROUP BY tf.chunk_id ORDER BY score DESC, tf.chunk_id LIMIT %(k)s
     """
 
 
@@ -125,7 +124,7 @@ def _ts_rank_sql(kind: str, scope_sql: str) -> str:
     WITH {_QUERY_TERMS}
     SELECT c.chunk_id, ts_rank_cd(c.tsv, q.query, 1) AS score FROM chunks c, q
     WHERE c.kind = '{kind}' AND c.tsv @@ q.query{scoped}
-    ORDER BY score DESC, c.chunk_id LIMIT :k
+    ORDER BY score DESC, c.chunk_id LIMIT %(k)s
     """
 
 
@@ -203,7 +202,7 @@ class ChunkSearch:
         Iterative scans keep a scope filter from returning fewer than k rows (pgvector >= 0.8).
         """
         params: dict = {"q": embedding, "k": k}
-        scope_sql = _scope_clause(scope, params, driver=True)
+        scope_sql = _scope_clause(scope, params)
         sql = ("SELECT chunk_id, 1 - (embedding <=> %(q)s) AS score FROM chunks "
                f"WHERE kind = 'child' AND embedding IS NOT NULL{scope_sql} ORDER BY embedding <=> %(q)s LIMIT %(k)s")
         ef = max(int(ef_search), int(k))
@@ -265,7 +264,7 @@ class ChunkSearch:
         with self._connect() as conn:
             if self._conn is None:  # a bound reader set it once
                 conn.exec_driver_sql("SET LOCAL client_min_messages = warning")  # stopword-only queries NOTICE
-            rows = conn.execute(text(sql), params).all()
+            rows = driver_rows(conn, sql, params)
         return _ordered(Ranked(r.chunk_id, float(r.score)) for r in rows)
 
     # --- candidates with embeddings and cosine scores ---------------------------------------------------

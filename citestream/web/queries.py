@@ -12,6 +12,7 @@ from sqlalchemy import Engine, func, select
 
 from ..replay import replay
 from ..store import Ledger, RequestTracker
+from ..store.chunks import index_version_name
 from ..store.tables import audit_ledger, chunks, documents, index_versions
 
 
@@ -52,7 +53,7 @@ def _document_columns():
 
 def _document(row) -> DocumentInfo:
     return DocumentInfo(row.doc_id, row.pdf, row.title, row.authority, row.pages, row.chunks,
-                        f"idx-{row.version or 0}", row.ingested_at.isoformat(), row.source, row.content_sha256)
+                        index_version_name(row.version), row.ingested_at.isoformat(), row.source, row.content_sha256)
 
 
 def list_documents(engine: Engine) -> list[DocumentInfo]:
