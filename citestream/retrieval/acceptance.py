@@ -30,7 +30,7 @@ def accept_chunks(candidates: Candidates, query: str, k: int, rp: RetrievalPolic
     """
     chosen = _diverse(candidates, rp.min_similarity, k, rp, relevance)
     fallback_used = False
-    if not chosen and rp.fallback_only_if_empty and fallback_accepts(candidates.hits, rp.fallback_min_similarity,
+    if not chosen and rp.fallback_only_if_empty and fallback_accepts(candidates.top, rp.fallback_min_similarity,
                                                                      query):
         chosen = _diverse(candidates, rp.fallback_min_similarity, k, rp, relevance)
         fallback_used = bool(chosen)

@@ -10,6 +10,7 @@ generic drugs" for OGD).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -55,8 +56,7 @@ def _whole_word(form: str) -> re.Pattern:
 def build_map(documents: dict[str, str]) -> AcronymMap:
     """Per short form, the long form most documents give it (alphabetically first on a tie: the same map whatever
     order the documents come in); ubiquitous acronyms left out."""
-    from abbreviations import schwartz_hearst
-
+    schwartz_hearst = _schwartz_hearst()
     defined_in: dict[str, Counter] = defaultdict(Counter)
     for body in documents.values():
         pairs = schwartz_hearst.extract_abbreviation_definition_pairs(doc_text=body, most_common_definition=True)
@@ -67,6 +67,19 @@ def build_map(documents: dict[str, str]) -> AcronymMap:
     limit = UBIQUITOUS_SHARE * len(documents)
     return AcronymMap({short: min(longs, key=lambda long: (-longs[long], long))
                        for short, longs in sorted(defined_in.items()) if _used_in(short, documents.values()) <= limit})
+
+
+def _schwartz_hearst():
+    """The module, imported without what its import does to the process: ``logging.basicConfig(level=INFO)``, which
+    turned every INFO line of every library on (a log line per answer cost a worker's CPU, and library users noise)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    from abbreviations import schwartz_hearst
+
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+    return schwartz_hearst
 
 
 def _used_in(short: str, bodies) -> int:

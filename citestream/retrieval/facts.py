@@ -29,11 +29,13 @@ def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder
     """The one retrieval path shared by the retrieve agent and the GroundingPack builder (``index_version``: the
     one the caller read, so the corpus lexicon need not read it again)."""
     variants = expand_query(query, lexicon=corpus_lexicon(index, index_version) if rp.corpus_variant else None)
-    candidates = gather(variants, embedder.embed_together(variants), scope, index, rp, k)
+    pool_size = (relp or RelevancePolicy()).rerank_pool
+    candidates = gather(variants, embedder.embed_together(variants), scope, index, rp, k,
+                        keep=max(rp.mmr_pool, k, pool_size if relevance is not None else 0))
     scores = None
     stages = list(candidates.trace.stages)
     if relevance is not None:
-        pool = rerank_pool(candidates, rp, (relp or RelevancePolicy()).rerank_pool)
+        pool = rerank_pool(candidates, rp, pool_size)
         scores = {h.chunk_id: float(s) for h, s in zip(pool, relevance.score_passages(query, [h.text for h in pool]))}
         stages.append("rerank")
     selection = accept_chunks(candidates, query, k, rp, scores)

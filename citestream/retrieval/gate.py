@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ..store.search import ChunkHit
+from ..store.search import Cosine
 from ..text import content_terms, file_name_words
 
 
@@ -14,9 +12,6 @@ def pdf_name_matches(pdf: str, query: str) -> bool:
     return bool(name_terms & content_terms(query))
 
 
-def fallback_accepts(hits: Sequence[ChunkHit], floor: float, query: str) -> bool:
-    """Gate 1: top-1 (by cosine) ≥ the fallback floor; gate 2: its PDF name matches the query."""
-    if not hits:
-        return False
-    top = min(hits, key=lambda h: (-h.score, h.chunk_id))
-    return top.score >= floor and pdf_name_matches(top.pdf, query)
+def fallback_accepts(top: Cosine | None, floor: float, query: str) -> bool:
+    """Gate 1: the top-1 candidate (by cosine) ≥ the fallback floor; gate 2: its PDF name matches the query."""
+    return top is not None and top.score >= floor and pdf_name_matches(top.pdf, query)

@@ -7,7 +7,7 @@ password use the embedded server's passfile (``Settings.resolve_dsn``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -54,6 +54,22 @@ def driver_rows(conn: Connection, sql: str, params: Mapping[str, Any], binary: b
     with driver.cursor(binary=binary, row_factory=namedtuple_row) as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall() if cursor.description is not None else []
+
+
+_SEPARATOR = "\x1f"  # ASCII unit separator: in no id, key or hash
+
+
+def any_of(column: str, name: str) -> str:
+    """``column = ANY(<the list bound as name>)`` for a list bound by ``joined``."""
+    return f"{column} = ANY(string_to_array(%({name})s, chr(31)))"
+
+
+def joined(values: Sequence[str]) -> str:
+    """A list of ids as one text parameter for ``any_of``. Why: psycopg dumps a Python list element by element in
+    Python (84 chunk ids: 0.25 ms of CPU, most of a statement's); one string is dumped at once."""
+    if any(_SEPARATOR in value for value in values):
+        raise ValueError("an id holds the list separator U+001F")
+    return _SEPARATOR.join(values)
 
 
 def as_array(value) -> np.ndarray:

@@ -152,20 +152,21 @@ class MemoryBM25:
         if n == 0:
             return []
         avgdl = max(float(snap.length.mean() if mask is None else snap.length[mask].mean()), 1.0)
-        scores = np.zeros(len(snap.ids))
+        # every matching entry of the query's columns at once, column by column, so each chunk's score adds its
+        # terms in the query's order (the figures of a loop over the columns, to the last bit)
+        starts, ends = snap.tf.indptr[columns], snap.tf.indptr[np.add(columns, 1)]
+        entries = np.concatenate([np.arange(start, end) for start, end in zip(starts, ends)])
+        term = np.repeat(np.arange(len(columns)), ends - starts)
+        docs, tf = snap.tf.indices[entries], snap.tf.data[entries]
+        if mask is not None:
+            keep = mask[docs]
+            docs, tf, term = docs[keep], tf[keep], term[keep]
+        df = np.bincount(term, minlength=len(columns)).astype(np.float64)
+        idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+        weights = idf[term] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * snap.length[docs] / avgdl))
+        scores = np.bincount(docs, weights=weights, minlength=len(snap.ids))
         matched = np.zeros(len(snap.ids), dtype=bool)
-        for column in columns:
-            start, end = snap.tf.indptr[column], snap.tf.indptr[column + 1]
-            docs, tf = snap.tf.indices[start:end], snap.tf.data[start:end]
-            if mask is not None:
-                keep = mask[docs]
-                docs, tf = docs[keep], tf[keep]
-            if not len(docs):
-                continue
-            df = float(len(docs))
-            idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
-            scores[docs] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * snap.length[docs] / avgdl))
-            matched[docs] = True
+        matched[docs] = True
         hits = np.flatnonzero(matched)
         order = hits[np.lexsort((snap.rank[hits], -scores[hits]))][:k]
         return [(snap.ids[i], float(scores[i])) for i in order]

@@ -3,9 +3,10 @@
 Three candidate lists feed the hybrid retriever (policy-qa-design-notes §2):
 dense cosine over child chunks (pgvector HNSW with iterative scans), and
 lexical search over child text and over parent text (a parent hit stands for
-its child closest in meaning to the query). ``hydrate`` then returns each
-candidate with its embedding and its cosine similarity computed in SQL, so a
-lexical-only candidate is scored exactly like a dense one.
+its child closest in meaning to the query). ``cosines`` then gives every
+candidate its cosine similarity computed in SQL, so a lexical-only candidate is
+scored exactly like a dense one, and ``hydrate`` reads the text and embedding of
+those the caller goes on with.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy import Connection, Engine, text
 
-from .db import as_array, driver_rows
+from .db import any_of, as_array, driver_rows, joined
 from .chunks import index_version_name
 from .memory_index import MemoryBM25, QueryTerms, query_terms
 
@@ -54,6 +55,15 @@ class Ranked:
     """One entry of a candidate list: a child chunk id and the list's own score for it."""
 
     chunk_id: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Cosine:
+    """A candidate's best cosine to the query's vectors, with its PDF (the fallback gate reads both)."""
+
+    chunk_id: str
+    pdf: str
     score: float
 
 
@@ -228,10 +238,11 @@ class ChunkSearch:
         if not parents:
             return []
         sql = ("SELECT DISTINCT ON (parent_id) parent_id, chunk_id FROM chunks "
-               "WHERE kind = 'child' AND parent_id = ANY(%(ids)s) AND embedding IS NOT NULL "
+               f"WHERE kind = 'child' AND {any_of('parent_id', 'ids')} AND embedding IS NOT NULL "
                "ORDER BY parent_id, embedding <=> %(q)s, chunk_id")
         with self._connect() as conn:
-            best: dict[str, str] = dict(driver_rows(conn, sql, {"ids": [p.chunk_id for p in parents], "q": embedding}))
+            best: dict[str, str] = dict(driver_rows(conn, sql, {"ids": joined([p.chunk_id for p in parents]),
+                                                                 "q": embedding}))
         return [Ranked(best[p.chunk_id], p.score) for p in parents if p.chunk_id in best]
 
     def warm(self, ranker: str) -> None:
@@ -269,22 +280,29 @@ class ChunkSearch:
 
     # --- candidates with embeddings and cosine scores ---------------------------------------------------
 
+    def cosines(self, chunk_ids: Sequence[str], embeddings: Sequence[np.ndarray]) -> list[Cosine]:
+        """Each chunk's best cosine to any of ``embeddings``, in [0, 1], and its PDF: what choosing among candidates
+        needs, without their text and vectors."""
+        if not chunk_ids:
+            return []
+        params: dict = {"ids": joined(chunk_ids)}
+        sql = (f"SELECT chunk_id, pdf, {_best_cosine(embeddings, params)} AS score FROM chunks "
+               f"WHERE {any_of('chunk_id', 'ids')}")
+        with self._connect() as conn:
+            rows = driver_rows(conn, sql, params, binary=True)
+        return [Cosine(r.chunk_id, r.pdf, _unit(r.score)) for r in rows]
+
     def hydrate(self, chunk_ids: Sequence[str], embeddings: Sequence[np.ndarray]) -> list[ChunkHit]:
         """The chunks with their embeddings; ``score`` is the best cosine to any of ``embeddings``, in [0, 1]."""
         if not chunk_ids:
             return []
-        params: dict = {"ids": list(chunk_ids)}
-        cosines = []
-        for i, vector in enumerate(embeddings):
-            params[f"q{i}"] = vector
-            cosines.append(f"1 - (embedding <=> %(q{i})s)")
-        best = cosines[0] if len(cosines) == 1 else f"greatest({', '.join(cosines)})"
-        sql = (f"SELECT chunk_id, doc_id, pdf, page, section, authority, text, parent_id, embedding, {best} AS score "
-               "FROM chunks WHERE chunk_id = ANY(%(ids)s)")
+        params: dict = {"ids": joined(chunk_ids)}
+        sql = ("SELECT chunk_id, doc_id, pdf, page, section, authority, text, parent_id, embedding, "
+               f"{_best_cosine(embeddings, params)} AS score FROM chunks WHERE {any_of('chunk_id', 'ids')}")
         with self._connect() as conn:
             rows = driver_rows(conn, sql, params, binary=True)
-        return [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text,
-                         min(1.0, max(0.0, float(r.score))), r.parent_id, as_array(r.embedding))
+        return [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text, _unit(r.score),
+                         r.parent_id, as_array(r.embedding))
                 for r in rows]
 
     def dense_search(self, embedding: np.ndarray, scope: Scope, k: int, ef_search: int = 100) -> list[ChunkHit]:
@@ -292,6 +310,19 @@ class ChunkSearch:
         ranked = self.dense(embedding, scope, k, ef_search)
         hits = {h.chunk_id: h for h in self.hydrate([r.chunk_id for r in ranked], [embedding])}
         return sorted((hits[r.chunk_id] for r in ranked if r.chunk_id in hits), key=lambda h: (-h.score, h.chunk_id))
+
+
+def _best_cosine(embeddings: Sequence[np.ndarray], params: dict) -> str:
+    """SQL for a row's best cosine to any of ``embeddings`` (bound into ``params`` as q0, q1, ...)."""
+    cosines = []
+    for i, vector in enumerate(embeddings):
+        params[f"q{i}"] = vector
+        cosines.append(f"1 - (embedding <=> %(q{i})s)")
+    return cosines[0] if len(cosines) == 1 else f"greatest({', '.join(cosines)})"
+
+
+def _unit(score) -> float:
+    return min(1.0, max(0.0, float(score)))
 
 
 def _ordered(items) -> list[Ranked]:

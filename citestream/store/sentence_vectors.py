@@ -13,7 +13,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from ..core.hashing import sha256_hex
 from ..embedding import relevance_embedder_name
-from .db import as_array, driver_rows
+from .db import any_of, as_array, driver_rows, joined
 from .tables import sentence_vectors
 
 
@@ -37,6 +37,6 @@ class SentenceVectors:
             return {}
         with self.engine.connect() as conn:
             rows = driver_rows(conn, f"SELECT text_sha256, embedding FROM {sentence_vectors.name} "
-                                     "WHERE model = %(model)s AND text_sha256 = ANY(%(keys)s)",
-                               {"model": relevance_embedder_name(), "keys": list(by_key)}, binary=True)
+                                     f"WHERE model = %(model)s AND {any_of('text_sha256', 'keys')}",
+                               {"model": relevance_embedder_name(), "keys": joined(list(by_key))}, binary=True)
             return {by_key[r.text_sha256]: as_array(r.embedding) for r in rows}

@@ -1,5 +1,7 @@
 """The corpus lexicon (its acronyms and its spelling) and the query variant it adds (qa-v1.1)."""
 
+import logging
+
 from citestream.retrieval.acronyms import AcronymMap, build_map
 from citestream.retrieval.expansion import expand_query
 from citestream.retrieval.lexicon import build_lexicon
@@ -63,3 +65,16 @@ def test_expansion_adds_one_variant_in_the_corpus_words_after_the_table_rules():
     variants = expand_query("Is continuous processing PAT-based? Does PAT apply?", lexicon=lexicon)
     assert variants[1].endswith("continuous manufacturing ICH Q13")
     assert variants[2].endswith("process analytical technology")
+
+
+def test_reading_acronyms_leaves_the_process_logging_as_it_was():
+    """The ``abbreviations`` package calls ``logging.basicConfig(level=INFO)`` when imported; a worker or a library
+    user must not get every library's INFO lines from it (a fresh interpreter: the import happens once)."""
+    import subprocess
+    import sys
+
+    script = ("import logging; from citestream.retrieval.acronyms import build_map; "
+              "assert build_map({'d': 'Process analytical technology (PAT) helps. PAT is used.'}); "
+              "root = logging.getLogger(); print(root.level, len(root.handlers))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(logging.WARNING), "0"]

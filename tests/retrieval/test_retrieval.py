@@ -287,6 +287,38 @@ def test_a_questions_candidate_lists_are_read_in_one_transaction(indexed, embedd
         assert reader.dense(vectors[0], "MIXED", 10) == per_list.dense(vectors[0], "MIXED", 10)
 
 
+@pytest.mark.parametrize("question", ["What does guidance say about continuous processing of drug products?",
+                                      "Which impurities must be reported?"])
+def test_only_the_candidates_a_pool_can_take_are_hydrated_and_the_choice_is_the_same(indexed, embedder, question):
+    """issue 16: every fused candidate gets its cosine, only the first ``keep`` above each floor their text and
+    vector; the fallback gate still sees the best cosine of all, and MMR chooses exactly what it chose from all."""
+    from citestream.retrieval.acceptance import accept_chunks
+    from citestream.retrieval.candidates import gather
+
+    rp = dataclasses.replace(RetrievalPolicy(), mmr_pool=3)
+    variants = expand_query(question)
+    vectors = embedder.embed(variants)
+    every = gather(variants, vectors, "MIXED", indexed, rp, 2)
+    pruned = gather(variants, vectors, "MIXED", indexed, rp, 2, keep=3)
+    assert pruned.trace == every.trace and len(pruned.hits) <= 6 < len(every.hits)
+    best = min(every.hits, key=lambda h: (-h.score, h.chunk_id))
+    assert (pruned.top.chunk_id, pruned.top.pdf, pruned.top.score) == (best.chunk_id, best.pdf, best.score)
+    for floor in (rp.min_similarity, rp.fallback_min_similarity):
+        assert [h for h in pruned.hits if h.score >= floor][:3] == [h for h in every.hits if h.score >= floor][:3]
+    assert accept_chunks(pruned, question, 2, rp) == accept_chunks(every, question, 2, rp)
+
+
+def test_an_id_list_is_bound_as_one_text_and_a_separator_inside_an_id_is_refused(indexed):
+    from citestream.store.db import any_of, driver_rows, joined
+
+    with indexed.engine.connect() as conn:
+        rows = driver_rows(conn, f"SELECT x FROM unnest(ARRAY['a', 'b c', 'd']) AS x WHERE {any_of('x', 'ids')}",
+                           {"ids": joined(["b c", "d", "e"])})
+    assert [r.x for r in rows] == ["b c", "d"]
+    with pytest.raises(ValueError):
+        joined(["a\x1fb"])
+
+
 def test_a_new_rule_is_one_line_in_the_table():
     rules = (*EXPANSION_RULES, ExpansionRule("pqs", ("pharmaceutical quality system", "ICH Q10")))
     assert expand_query("What is a PQS?", rules)[1] == "What is a PQS? pharmaceutical quality system ICH Q10"
