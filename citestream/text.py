@@ -36,6 +36,12 @@ def words(text: str) -> list[str]:
     return _WORD.findall(normalize(text))
 
 
+@lru_cache(maxsize=8192)
+def passage_words(passage: str) -> tuple[str, ...]:
+    """``words`` of a chunk's text, remembered: validation reads the same evidence for every sentence it checks."""
+    return tuple(words(passage))
+
+
 def stem(word: str) -> str:
     """A light suffix stripper: enough to match 'submissions'/'submission', not a linguistic stemmer. A word in
     -ss keeps its ending, so 'process' meets 'processes' (both 'process'), not 'proces' beside 'process'."""

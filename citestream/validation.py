@@ -36,7 +36,7 @@ from .models.common import NoAnswer
 from .models.assembly import AnswerBundle, SelectedEvidence
 from .core.texts import PROMPT_REFUSAL_LOCK
 from .policy import Policy
-from .text import matching_terms, sentence_units, split_sentences, words
+from .text import matching_terms, passage_words, sentence_units, split_sentences, words
 
 MAX_SENTENCES = 6
 GROUNDING_MIN_SUPPORT = 0.8
@@ -168,16 +168,16 @@ def answer_sentences(text: str) -> list[str]:
     return pieces
 
 
-def _word_seq_in(needle: list[str], haystack: list[str]) -> bool:
+def _word_seq_in(needle: tuple[str, ...], haystack: tuple[str, ...]) -> bool:
     n = len(needle)
     return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
 
 
-def _quoted_from(sentence: str, match: re.Match, source_words: list[str]) -> bool:
+def _quoted_from(sentence: str, match: re.Match, source_words: tuple[str, ...]) -> bool:
     """True when the match, with one word either side, is a verbatim word sequence of the source."""
     before = words(sentence[: match.start()])[-1:]
     after = words(sentence[match.end():])[:1]
-    return _word_seq_in(before + words(match.group(0)) + after, source_words)
+    return _word_seq_in(tuple(before + words(match.group(0)) + after), source_words)
 
 
 def _numbers(text: str) -> set[str]:
@@ -186,7 +186,7 @@ def _numbers(text: str) -> set[str]:
 
 def _verbatim_unnegated(sentence: str, chunk_text: str) -> bool:
     """The sentence is a verbatim word sequence of the chunk, and none of the four words before it negates it."""
-    needle, haystack = words(sentence), words(chunk_text)
+    needle, haystack = tuple(words(sentence)), passage_words(chunk_text)
     n = len(needle)
     return any(haystack[i:i + n] == needle and not set(haystack[max(0, i - NEGATION_REACH):i]) & _NEGATION
                for i in range(len(haystack) - n + 1))
@@ -293,7 +293,7 @@ def _check_wording(plain: str, bundle: AnswerBundle, evidence: SelectedEvidence)
     injection = INJECTION.search(plain)
     if injection:
         raise ValidationFailure("INJECTION_ECHO", injection.group(0)[:60])
-    source_words = words(evidence.sanitized_text)
+    source_words = passage_words(evidence.sanitized_text)
     for match in _META.finditer(plain):
         if not _quoted_from(plain, match, source_words):
             raise ValidationFailure("META_COMMENTARY", match.group(0))

@@ -79,8 +79,9 @@ def is_artifact(quote: str) -> bool:
     return artifact_reason(quote) is not None
 
 
+@lru_cache(maxsize=8192)
 def similarity_key(quote: str) -> str:
-    """Normalised first words: two quotes with the same key are the same passage."""
+    """Normalised first words: two quotes with the same key are the same passage (remembered per chunk text)."""
     return " ".join(words(quote)[:KEY_WORDS])
 
 

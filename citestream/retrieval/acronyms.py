@@ -37,9 +37,9 @@ class AcronymMap:
         does not count."""
         lowered = query.lower()
         found: list[tuple[int, int, str]] = []  # (start, end, the form to add)
-        for short, long, short_pattern, long_pattern in self._forms:
-            at_short = short_pattern.search(query)
-            at_long = long_pattern.search(lowered)
+        for short, long, short_pattern, long_pattern in self._forms:  # a substring test before each pattern
+            at_short = short_pattern.search(query) if short in query else None
+            at_long = long_pattern.search(lowered) if long in lowered else None
             if at_short and not at_long:
                 found.append((*at_short.span(), long))
             elif at_long and not at_short:
