@@ -19,12 +19,13 @@ def _terminate(dsn: str, pid: int) -> None:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
 
-def test_a_connection_that_breaks_in_use_raises_operational_error_and_is_not_pooled_again(database):
+@pytest.mark.parametrize("opening", ["connect", "begin"])
+def test_a_connection_that_breaks_in_use_raises_operational_error_and_is_not_pooled_again(database, opening):
     """A stage waits out ``OperationalError`` (streams.app); psycopg's own error from a direct statement would
     have failed the question instead."""
     engine = make_engine(database)
     try:
-        with pytest.raises(OperationalError), engine.connect() as conn:
+        with pytest.raises(OperationalError), getattr(engine, opening)() as conn:
             _terminate(database, _backend_pid(conn))
             driver_rows(conn, "SELECT 1 AS one", {})
         with engine.begin() as conn:  # the next checkout is a working connection
