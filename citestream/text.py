@@ -38,7 +38,7 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=8192)
 def passage_words(passage: str) -> tuple[str, ...]:
-    """``words`` of a chunk's text, remembered: validation reads the same evidence for every sentence it checks."""
+    """``words`` of a chunk's text, remembered: the filter and validation read the same chunks again and again."""
     return tuple(words(passage))
 
 

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from ..models import Fact
 from ..models.filtering import DroppedFact
-from ..text import disclaimer_share, words
+from ..text import disclaimer_share, passage_words, words
 
 MIN_WORDS = 5
 MIN_PROSE_WORDS = 25  # a line-numbered page with this much text is a fact with numbers, not an artifact
@@ -79,10 +79,9 @@ def is_artifact(quote: str) -> bool:
     return artifact_reason(quote) is not None
 
 
-@lru_cache(maxsize=8192)
 def similarity_key(quote: str) -> str:
-    """Normalised first words: two quotes with the same key are the same passage (remembered per chunk text)."""
-    return " ".join(words(quote)[:KEY_WORDS])
+    """Normalised first words: two quotes with the same key are the same passage."""
+    return " ".join(passage_words(quote)[:KEY_WORDS])
 
 
 def local_filter(facts: list[Fact], max_context_chunks: int,

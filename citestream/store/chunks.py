@@ -42,6 +42,11 @@ class DocumentRow:
     metadata: dict = field(default_factory=dict)
 
 
+INDEX_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM index_versions"
+"""The current index version's number (0: nothing ingested yet); the in-memory index and a question's reading
+transaction read it in their own statements."""
+
+
 def index_version_name(version: int | None) -> str:
     """The name records carry for an ``index_versions`` number (0: nothing ingested yet)."""
     return f"idx-{version or 0}"
@@ -115,8 +120,7 @@ class ChunkStore:
 
     def index_version(self) -> str:
         with self.engine.connect() as conn:
-            version = conn.execute(select(func.max(index_versions.c.version))).scalar_one()
-        return index_version_name(version)
+            return index_version_name(conn.execute(text(INDEX_VERSION_SQL)).scalar_one())
 
     def count_chunks(self) -> int:
         with self.engine.connect() as conn:

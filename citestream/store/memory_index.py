@@ -21,6 +21,7 @@ import numpy as np
 from scipy import sparse
 from sqlalchemy import Connection, Engine, text
 
+from .chunks import INDEX_VERSION_SQL
 from .db import driver_rows
 
 _DOCUMENTS = text("SELECT doc_id, xmin::text || ' ' || ingested_at::text FROM documents")
@@ -30,9 +31,8 @@ _LOAD = text(
     "FROM chunks c, unnest(c.tsv) AS u WHERE c.kind = :kind AND c.doc_id = ANY(:docs) "
     "GROUP BY c.doc_id, c.chunk_id, c.authority, c.tsv"
 )
-_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM index_versions"
-_VERSION = text(_VERSION_SQL)
-_QUERY = f"SELECT tsvector_to_array(to_tsvector('english', %(q)s)), ({_VERSION_SQL})"
+_VERSION = text(INDEX_VERSION_SQL)
+_QUERY = f"SELECT tsvector_to_array(to_tsvector('english', %(q)s)), ({INDEX_VERSION_SQL})"
 
 
 QueryTerms = tuple[list[str], int]

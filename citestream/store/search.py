@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy import Connection, Engine, text
 
 from .db import any_of, as_array, driver_rows, joined
-from .chunks import index_version_name
+from .chunks import INDEX_VERSION_SQL, index_version_name
 from .memory_index import MemoryBM25, QueryTerms, query_terms
 
 SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
@@ -142,7 +142,7 @@ _READING = (
     "SELECT set_config('hnsw.ef_search', %(ef)s, true) AS ef_search, "
     "set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan, "
     "set_config('client_min_messages', 'warning', true) AS min_messages, "
-    "(SELECT coalesce(max(version), 0) FROM index_versions) AS version"
+    f"({INDEX_VERSION_SQL}) AS version"
 )
 """A reading transaction's settings (SET LOCAL, as ``set_config(..., true)``) and the index version, in one statement;
 client_min_messages because a stopword-only query makes a NOTICE."""
