@@ -94,7 +94,7 @@ _SEPARATOR = "\x1f"  # ASCII unit separator: in no id, key or hash
 
 def any_of(column: str, name: str) -> str:
     """``column = ANY(<the list bound as name>)`` for a list bound by ``joined``."""
-    return f"{column} = ANY(string_to_array(%({name})s, chr(31)))"
+    return f"{column} = ANY(string_to_array(%({name})s, chr({ord(_SEPARATOR)})))"
 
 
 def joined(values: Sequence[str]) -> str:
