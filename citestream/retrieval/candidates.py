@@ -37,7 +37,7 @@ def gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: C
     if rp.mode not in MODES:
         raise ValueError(f"unknown retrieval mode {rp.mode!r}; one of {MODES}")
     semantic_k, bm25_k = max(rp.semantic_k, k), max(rp.bm25_k, k)
-    with search.reading(max(rp.hnsw_ef_search, semantic_k)) as reader:
+    with search.reading(max(rp.hnsw_ef_search, semantic_k), variants[0] if variants else None) as reader:
         return _gather(variants, vectors, scope, reader, rp, semantic_k, bm25_k, keep)
 
 
@@ -58,13 +58,10 @@ def _gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: 
                                                  rp.bm25_b), rp.parent_lexical_weight))
     stages.append("rrf")
     fused = rrf(lists, rp.rrf_k)
-    cosines = {c.chunk_id: c for c in search.cosines([cid for cid, _ in fused], list(vectors))}
-    found = [cid for cid, _ in fused if cid in cosines]
-    wanted = found if keep is None else _first_above(found, cosines, (rp.min_similarity, rp.fallback_min_similarity),
-                                                      keep)
-    by_id = {h.chunk_id: h for h in search.hydrate(wanted, list(vectors))}
-    kept = [(by_id[cid], score) for cid, score in fused if cid in by_id]
-    top = min(cosines.values(), key=lambda c: (-c.score, c.chunk_id), default=None)
+    scored, hits = search.choose([cid for cid, _ in fused], list(vectors),
+                                 (rp.min_similarity, rp.fallback_min_similarity), keep)
+    fused_score = dict(fused)
+    top = min(scored, key=lambda c: (-c.score, c.chunk_id), default=None)
     trace = RetrievalTrace(
         stages=stages,
         semantic_k=semantic_k if "semantic" in stages else None,
@@ -72,14 +69,7 @@ def _gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: 
         rerank_k=None,
         expansions=list(variants),
         lexical_ranker=rp.lexical_ranker if "bm25" in stages else None,
-        fused_candidates=len(found),
+        fused_candidates=len(scored),
     )
-    return Candidates([h for h, _ in kept], [s for _, s in kept], trace, top)
+    return Candidates(hits, [fused_score[h.chunk_id] for h in hits], trace, top)
 
-
-def _first_above(ordered: list[str], cosines: dict[str, Cosine], floors: Sequence[float], keep: int) -> list[str]:
-    """The first ``keep`` candidates (in fused order) at or above each floor: every prefix the pools take."""
-    wanted: dict[str, None] = {}
-    for floor in floors:
-        wanted.update(dict.fromkeys([cid for cid in ordered if cosines[cid].score >= floor][:keep]))
-    return list(wanted)

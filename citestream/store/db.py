@@ -66,6 +66,13 @@ def _alive(dbapi_conn) -> bool:
     return pgconn.status == ConnStatus.OK and pgconn.exec_(b"").status == ExecStatus.EMPTY_QUERY
 
 
+def single_statements(engine: Engine) -> Engine:
+    """``engine``'s pool with each connection in autocommit, for work that is one statement: a statement is its own
+    transaction, so this saves the BEGIN and the COMMIT or ROLLBACK round trips around it (0.08 ms of CPU each
+    time; three of a question's five transactions are one statement)."""
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
 @lru_cache(maxsize=4)
 def engine_for(dsn: str | None = None) -> Engine:
     return make_engine(dsn or get_settings().app_dsn)
@@ -95,6 +102,11 @@ _SEPARATOR = "\x1f"  # ASCII unit separator: in no id, key or hash
 def any_of(column: str, name: str) -> str:
     """``column = ANY(<the list bound as name>)`` for a list bound by ``joined``."""
     return f"{column} = ANY(string_to_array(%({name})s, chr({ord(_SEPARATOR)})))"
+
+
+def each_of(name: str) -> str:
+    """The list bound by ``joined`` as rows ``(value, ord)`` in its order: ``FROM {each_of('ids')} AS f(id, ord)``."""
+    return f"unnest(string_to_array(%({name})s, chr({ord(_SEPARATOR)}))) WITH ORDINALITY"
 
 
 def joined(values: Sequence[str]) -> str:

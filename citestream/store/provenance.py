@@ -6,16 +6,16 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from .db import driver_rows
+from .db import driver_rows, single_statements
 
 
 class ProvenanceStore:
     def __init__(self, engine: Engine):
-        self.engine = engine
+        self.engine = single_statements(engine)  # each method is one statement
 
     def record(self, request_id: str, stage: str, sha256: str) -> None:
         """Note that ``stage`` emitted a record with digest ``sha256`` for ``request_id`` (idempotent)."""
-        with self.engine.begin() as conn:
+        with self.engine.connect() as conn:
             driver_rows(conn, _RECORD, {"r": request_id, "s": stage, "d": sha256})
 
     def lookup(self, request_id: str, stage: str, sha256: str, prompt_sha256: str | None = None) -> Lookup:

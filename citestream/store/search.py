@@ -3,10 +3,10 @@
 Three candidate lists feed the hybrid retriever (policy-qa-design-notes §2):
 dense cosine over child chunks (pgvector HNSW with iterative scans), and
 lexical search over child text and over parent text (a parent hit stands for
-its child closest in meaning to the query). ``cosines`` then gives every
+its child closest in meaning to the query). ``choose`` then gives every
 candidate its cosine similarity computed in SQL, so a lexical-only candidate is
-scored exactly like a dense one, and ``hydrate`` reads the text and embedding of
-those the caller goes on with.
+scored exactly like a dense one, and reads the text and embedding of those the
+caller goes on with, in the same statement.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy import Connection, Engine, text
 
-from .db import any_of, as_array, driver_rows, joined
+from .db import any_of, as_array, driver_rows, each_of, joined
 from .chunks import INDEX_VERSION_SQL, index_version_name
 from .memory_index import MemoryBM25, QueryTerms, query_terms
 
@@ -142,10 +142,12 @@ _READING = (
     "SELECT set_config('hnsw.ef_search', %(ef)s, true) AS ef_search, "
     "set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan, "
     "set_config('client_min_messages', 'warning', true) AS min_messages, "
-    f"({INDEX_VERSION_SQL}) AS version"
+    f"({INDEX_VERSION_SQL}) AS version, "
+    "tsvector_to_array(to_tsvector('english', %(q)s::text)) AS lexemes"
 )
-"""A reading transaction's settings (SET LOCAL, as ``set_config(..., true)``) and the index version, in one statement;
-client_min_messages because a stopword-only query makes a NOTICE."""
+"""A reading transaction's settings (SET LOCAL, as ``set_config(..., true)``), the index version and the lexemes of
+the question's own text (what ``query_terms`` reads), in one statement; client_min_messages because a stopword-only
+query makes a NOTICE."""
 
 
 class ChunkSearch:
@@ -160,17 +162,19 @@ class ChunkSearch:
         """A bound reader's index version, read with its settings (the first statement of its transaction)."""
 
     @contextmanager
-    def reading(self, ef_search: int) -> Iterator[ChunkSearch]:
+    def reading(self, ef_search: int, query: str | None = None) -> Iterator[ChunkSearch]:
         """This search bound to one connection and one read transaction: a question's index version, candidate
-        lists and hydration share it (one checkout, and the HNSW settings and the version in one statement)."""
+        lists and hydration share it (one checkout; the HNSW settings, the version and ``query``'s lexemes for the
+        in-memory lexical index in one statement)."""
         if self._conn is not None:
             yield self
             return
         with self.engine.begin() as conn:
-            version = driver_rows(conn, _READING, {"ef": str(int(ef_search))})[0].version
+            row = driver_rows(conn, _READING, {"ef": str(int(ef_search)), "q": query})[0]
             bound = copy.copy(self)  # shares the in-memory lexical index
-            bound._conn, bound._ef_search, bound._terms = conn, int(ef_search), {}
-            bound.index_version = index_version_name(version)
+            bound._conn, bound._ef_search = conn, int(ef_search)
+            bound._terms = {} if query is None else {query: (list(row.lexemes or ()), row.version)}
+            bound.index_version = index_version_name(row.version)
             yield bound
 
     def _connect(self):
@@ -280,17 +284,36 @@ class ChunkSearch:
 
     # --- candidates with embeddings and cosine scores ---------------------------------------------------
 
-    def cosines(self, chunk_ids: Sequence[str], embeddings: Sequence[np.ndarray]) -> list[Cosine]:
-        """Each chunk's best cosine to any of ``embeddings``, in [0, 1], and its PDF: what choosing among candidates
-        needs, without their text and vectors."""
-        if not chunk_ids:
-            return []
-        params: dict = {"ids": joined(chunk_ids)}
-        sql = (f"SELECT chunk_id, pdf, {_best_cosine(embeddings, params)} AS score FROM chunks "
-               f"WHERE {any_of('chunk_id', 'ids')}")
+    def choose(self, ordered_ids: Sequence[str], embeddings: Sequence[np.ndarray], floors: Sequence[float],
+               keep: int | None) -> tuple[list[Cosine], list[ChunkHit]]:
+        """In one statement, what choosing among fused candidates needs: each one's best cosine to any of
+        ``embeddings`` (in [0, 1]) and its PDF, in the given order (ids not in the index left out); and, with their
+        text and embedding, the ones read further: the first ``keep`` at or above each of ``floors`` (None: all)."""
+        if not ordered_ids:
+            return [], []
+        params: dict = {"ids": joined(ordered_ids), "keep": keep, **{f"f{i}": float(f) for i, f in enumerate(floors)}}
+        counts = "".join(f", count(*) FILTER (WHERE score >= %(f{i})s) OVER (ORDER BY ord) AS n{i}"
+                         for i in range(len(floors)))  # how many at or above each floor up to this one
+        wanted = "true" if keep is None else (
+            " OR ".join(f"(score >= %(f{i})s AND n{i} <= %(keep)s)" for i in range(len(floors))) or "false")
+        sql = f"""
+        WITH scored AS (
+            SELECT f.ord, c.chunk_id, c.pdf, greatest(0, least(1, {_best_cosine(embeddings, params)})) AS score
+            FROM {each_of('ids')} AS f(id, ord)
+            JOIN chunks c ON c.chunk_id = f.id
+        ), marked AS (
+            SELECT ord, chunk_id, pdf, score, {wanted} AS wanted FROM (SELECT *{counts} FROM scored) AS counted
+        )
+        SELECT m.chunk_id, m.pdf, m.score, m.wanted, c.doc_id, c.page, c.section, c.authority, c.text, c.parent_id,
+               c.embedding
+        FROM marked m LEFT JOIN chunks c ON m.wanted AND c.chunk_id = m.chunk_id ORDER BY m.ord"""
         with self._connect() as conn:
             rows = driver_rows(conn, sql, params, binary=True)
-        return [Cosine(r.chunk_id, r.pdf, _unit(r.score)) for r in rows]
+        cosines = [Cosine(r.chunk_id, r.pdf, float(r.score)) for r in rows]
+        hits = [ChunkHit(r.chunk_id, r.doc_id, r.pdf, r.page, r.section, r.authority, r.text, float(r.score),
+                         r.parent_id, as_array(r.embedding))
+                for r in rows if r.wanted]
+        return cosines, hits
 
     def hydrate(self, chunk_ids: Sequence[str], embeddings: Sequence[np.ndarray]) -> list[ChunkHit]:
         """The chunks with their embeddings; ``score`` is the best cosine to any of ``embeddings``, in [0, 1]."""

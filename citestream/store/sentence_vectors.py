@@ -13,7 +13,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from ..core.hashing import sha256_hex
 from ..embedding import relevance_embedder_name
-from .db import any_of, as_array, driver_rows, joined
+from .db import any_of, as_array, driver_rows, joined, single_statements
 from .tables import sentence_vectors
 
 
@@ -28,7 +28,7 @@ def keep(conn: Connection, vectors: dict[str, np.ndarray]) -> None:
 
 class SentenceVectors:
     def __init__(self, engine: Engine):
-        self.engine = engine
+        self.engine = single_statements(engine)  # ``fetch`` is one statement
 
     def fetch(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``texts`` (those ingest has seen), by text; one statement."""
