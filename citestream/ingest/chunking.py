@@ -3,8 +3,10 @@
 A child never crosses a page or a section, so its ``page`` and ``section`` are
 exact. Blocks are packed whole when they fit: list items and table rows stay
 together; only a block longer than a child is cut, at sentence (or, for
-tables, row) boundaries. Footnotes and page-level reconciliation blocks get
-chunks of their own so they do not dilute the body text's embeddings.
+tables, row) boundaries. A child that would end mid-sentence at a block
+boundary keeps the rest of that sentence when it is on the same page.
+Footnotes and page-level reconciliation blocks get chunks of their own so they
+do not dilute the body text's embeddings.
 """
 
 from __future__ import annotations
@@ -99,12 +101,34 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
             fits = size + len(part) + 1 <= CHILD_CHARS or (
                 len(part) < SMALL_BLOCK and size + len(part) + 1 <= OVERFLOW * CHILD_CHARS)
             if part_key != key or not fits:
+                if key is not None and part_key[0] == key[0]:  # a sentence a block boundary cut, on one page
+                    ending, part = _sentence_end(current, part)
+                    current += [ending] if ending else []
                 flush()
                 key = part_key
+                if not part:
+                    continue
             current.append(part)
             size += len(part) + 1
     flush()
     return _absorb_small(pieces)
+
+
+_OPEN_END = re.compile(r"[A-Za-z0-9,]$")  # a piece that stops inside a sentence
+_CONTINUATION = re.compile(r"^[a-z(]")
+_FIRST_END = re.compile(r"^.*?[.!?;:](?=\s|$)")
+
+
+def _sentence_end(current: list[str], part: str) -> tuple[str, str]:
+    """When the piece being closed stops mid-sentence and ``part`` carries on with that sentence ("... reported to
+    FDA" | "only in the IND annual report. ..."), the rest of the sentence, to go with the piece, and what is left
+    of ``part``; else ``("", part)``. A sentence split between two chunks is quoted by neither whole."""
+    if not current or not _OPEN_END.search(current[-1]) or not _CONTINUATION.match(part):
+        return "", part
+    found = _FIRST_END.match(part)
+    if found is None or len(found.group(0)) > CHILD_CHARS / 2:
+        return "", part
+    return found.group(0), part[found.end():].strip()
 
 
 def _absorb_small(pieces: list[Piece]) -> list[Piece]:

@@ -68,8 +68,8 @@ def _alive(dbapi_conn) -> bool:
 
 def single_statements(engine: Engine) -> Engine:
     """``engine``'s pool with each connection in autocommit, for work that is one statement: a statement is its own
-    transaction, so this saves the BEGIN and the COMMIT or ROLLBACK round trips around it (0.08 ms of CPU each
-    time; three of a question's five transactions are one statement)."""
+    transaction, so the BEGIN and COMMIT (or ROLLBACK) round trips around it are saved (three of a question's five
+    transactions were one statement)."""
     return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 

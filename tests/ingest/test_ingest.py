@@ -91,7 +91,7 @@ def test_a_document_stored_with_another_relevance_embedder_is_built_again(store,
     ingest_request(_request(documents=docs), store, embedder)
     version = store.index_version()
     monkeypatch.setattr(pipeline, "relevance_embedder_name", lambda: "another-embedder@000000000000")
-    assert pipeline.pipeline_version() == "ingest-3/another-embedder@000000000000"
+    assert pipeline.pipeline_version() == f"{pipeline.PIPELINE_VERSION}/another-embedder@000000000000"
     ingest_request(_request(documents=docs), store, embedder)
     assert store.index_version() != version  # rebuilt, not skipped as unchanged
 

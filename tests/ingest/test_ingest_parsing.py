@@ -93,6 +93,20 @@ def test_long_blocks_split_at_sentences_and_parents_group_children():
     assert len(group_parents(pieces)) >= 2
 
 
+def test_a_child_keeps_the_end_of_a_sentence_a_block_boundary_cut_on_its_page():
+    """A paragraph the layout cut into two blocks mid-sentence: the child that closes first keeps the sentence
+    whole, so one chunk quotes it; on another page the child still ends where its page does."""
+    filler = "The sponsor should describe the manufacturing process in enough detail. " * 9
+    head = Block(1, f"{filler}Modifications that do not affect safety are required to be reported to FDA", "text", "S")
+    rest = "Other changes need an amendment before they start, with the data that support them. " * 3
+    tail = Block(1, f"only in the IND annual report. {rest}", "text", "S")
+    pieces = child_pieces_from_blocks([head, tail])
+    assert pieces[0].text.endswith("reported to FDA\nonly in the IND annual report.")
+    assert pieces[1].text == rest.strip()
+    on_next_page = child_pieces_from_blocks([head, Block(2, tail.text, "text", "S")])
+    assert on_next_page[0].text.endswith("reported to FDA") and on_next_page[1].page == 2
+
+
 def test_authority_from_rules_when_no_manifest(tmp_path):
     folder = tmp_path / "no-manifest"
     folder.mkdir()
