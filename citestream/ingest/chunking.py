@@ -115,7 +115,7 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
 
 
 _OPEN_END = re.compile(r"[A-Za-z0-9,]$")  # a piece that stops inside a sentence
-_CONTINUATION = re.compile(r"^[a-z(]")
+_CONTINUATION = re.compile(r"^[a-z]")  # not "(": "(4) As applicable, ..." is a list item, not the rest of a sentence
 _FIRST_END = re.compile(r"^.*?[.!?;:](?=\s|$)")
 
 
