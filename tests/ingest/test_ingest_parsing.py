@@ -105,6 +105,8 @@ def test_a_child_keeps_the_end_of_a_sentence_a_block_boundary_cut_on_its_page():
     assert pieces[1].text == rest.strip()
     on_next_page = child_pieces_from_blocks([head, Block(2, tail.text, "text", "S")])
     assert on_next_page[0].text.endswith("reported to FDA") and on_next_page[1].page == 2
+    list_item = child_pieces_from_blocks([head, Block(1, f"(4) As applicable, the same. {rest}", "list", "S")])
+    assert list_item[0].text.endswith("reported to FDA")  # an enumerated item is not the rest of the sentence
 
 
 def test_authority_from_rules_when_no_manifest(tmp_path):
