@@ -99,14 +99,19 @@ def driver_rows(conn: Connection, sql: str, params: Mapping[str, Any], binary: b
 _SEPARATOR = "\x1f"  # ASCII unit separator: in no id, key or hash
 
 
+def _bound_list(name: str) -> str:
+    """The list bound as ``name`` by ``joined``, as a Postgres text array."""
+    return f"string_to_array(%({name})s, chr({ord(_SEPARATOR)}))"
+
+
 def any_of(column: str, name: str) -> str:
     """``column = ANY(<the list bound as name>)`` for a list bound by ``joined``."""
-    return f"{column} = ANY(string_to_array(%({name})s, chr({ord(_SEPARATOR)})))"
+    return f"{column} = ANY({_bound_list(name)})"
 
 
 def each_of(name: str) -> str:
     """The list bound by ``joined`` as rows ``(value, ord)`` in its order: ``FROM {each_of('ids')} AS f(id, ord)``."""
-    return f"unnest(string_to_array(%({name})s, chr({ord(_SEPARATOR)}))) WITH ORDINALITY"
+    return f"unnest({_bound_list(name)}) WITH ORDINALITY"
 
 
 def joined(values: Sequence[str]) -> str:
