@@ -97,22 +97,26 @@ def ask_many(records: Sequence[Envelope], timeout_s: float = 60.0,
 
 
 async def read_topic(topic: str, *, since: dict[int, int] | None = None, settings: Settings | None = None,
-                     idle_s: float = 1.0) -> list[ConsumerRecord]:
-    """Every message currently on ``topic`` (from ``since`` offsets per partition), as aiokafka records."""
+                     timeout_s: float = 60.0) -> list[ConsumerRecord]:
+    """Every message on ``topic`` when called (from ``since`` offsets per partition), as aiokafka records: read up
+    to each partition's end offset, not until the broker goes quiet, which a busy broker does mid-topic. Raises
+    ``TimeoutError`` when the end is not reached within ``timeout_s``."""
     settings = settings or get_settings()
-    consumer = paced_consumer(settings)
+    consumer = paced_consumer(settings, auto_offset_reset="earliest")
     await consumer.start()
     tps = await partitions_of(consumer, settings, topic)
     consumer.assign(tps)
-    for tp in tps:
-        consumer.seek(tp, (since or {}).get(tp.partition, 0))
     out: list[ConsumerRecord] = []
     try:
-        while True:
-            batches = await consumer.getmany(timeout_ms=int(idle_s * 1000))
-            if not batches:
-                return out
-            for messages in batches.values():
+        starts, ends = await consumer.beginning_offsets(tps), await consumer.end_offsets(tps)
+        for tp in tps:  # never before the log's start: a fetch there is reset, to the end by default
+            consumer.seek(tp, max((since or {}).get(tp.partition, 0), starts[tp]))
+        deadline = time.monotonic() + timeout_s
+        while [tp for tp in tps if await consumer.position(tp) < ends[tp]]:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{topic}: the end offsets {ends} not reached in {timeout_s:g} s")
+            for messages in (await consumer.getmany(timeout_ms=1000)).values():
                 out.extend(messages)
+        return out
     finally:
         await consumer.stop()

@@ -73,6 +73,40 @@ def test_readers_find_every_partition_a_topic_was_created_with(settings):
     assert [(r.partition, r.key) for r in found] == [(5, b"r-1")]
 
 
+
+def test_a_reader_starts_where_the_log_now_starts(settings):
+    """Retention removes a topic's oldest records, so a partition's log no longer starts at offset 0 (a week-old
+    machine's `qa.relevant`). A reader that sought offset 0 there was reset to the end and read nothing."""
+    import asyncio
+    import uuid
+
+    from aiokafka import TopicPartition
+    from aiokafka.admin import AIOKafkaAdminClient
+    from aiokafka.admin.records_to_delete import RecordsToDelete
+    from kafka import KafkaProducer
+
+    from citestream.client import read_topic
+    from citestream.topics import create_topics
+
+    aged = settings.model_copy(update={"topic_prefix": f"aged-{uuid.uuid4().hex[:8]}."})
+    create_topics(aged.bootstrap_servers, aged.topic_prefix)
+    producer = KafkaProducer(bootstrap_servers=aged.bootstrap_servers)
+    for i in range(4):
+        producer.send(aged.topic("ops.alerts"), key=b"r-%d" % i, value=b"{}").get(timeout=30)
+    producer.close()
+
+    async def expire_the_first_two():  # what retention does to the oldest segment
+        admin = AIOKafkaAdminClient(bootstrap_servers=aged.bootstrap_servers)
+        await admin.start()
+        try:
+            await admin.delete_records({TopicPartition(aged.topic("ops.alerts"), 0): RecordsToDelete(2)})
+        finally:
+            await admin.close()
+
+    asyncio.run(expire_the_first_two())
+    assert [r.key for r in asyncio.run(read_topic("ops.alerts", settings=aged))] == [b"r-2", b"r-3"]
+    assert [r.key for r in asyncio.run(read_topic("ops.alerts", since={0: 3}, settings=aged))] == [b"r-3"]
+
 def test_topics_keep_records_for_the_configured_time(settings):
     """New topics get the retention; existing ones are changed when it changes; 0 hours is forever. The embedded
     broker keeps everything otherwise, and its CPU grows with what it keeps (docs/infrastructure.md)."""
