@@ -1,10 +1,11 @@
 """The append-only audit ledger: one hash-chained row per prompt sent to a model.
 
 Each row's hash covers its fields and the previous row's hash, so a changed or
-removed row breaks every link after it. Appends take a transaction-scoped
-advisory lock so concurrent workers extend one chain, never fork it. The
-database itself rejects UPDATE, DELETE and TRUNCATE (migration 0001), and the
-worker's role may only SELECT and INSERT (0004). Against a superuser, who can
+removed row breaks every link after it. Concurrent workers extend one chain and
+never fork it: a row's ``prev_hash`` is unique (migration 0009), and an append
+inserts only while the row it links to is the head. The database itself rejects
+UPDATE, DELETE and TRUNCATE (migration 0001), and the worker's role may only
+SELECT and INSERT (0004). Against a superuser, who can
 rewrite rows and recompute the chain, ``verify`` also checks signed checkpoints
 kept outside the database (``store.anchors``).
 """
@@ -12,18 +13,19 @@ kept outside the database (``store.anchors``).
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from datetime import datetime, UTC
 
 from psycopg.types.json import Jsonb
 from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import IntegrityError
 
 from ..core.hashing import sha256_hex
-from .db import driver_rows
+from .db import driver_rows, single_statements
 from .tables import audit_ledger
 
 GENESIS_HASH = "0" * 64
-_LOCK_KEY = 0x0C17E57EA  # any constant shared by all writers
 
 
 @dataclass(frozen=True)
@@ -67,31 +69,62 @@ class ChainReport:
     anchored_row: int | None = None  # the newest checkpoint's row id
 
 
-# An append's statements, run by psycopg itself (``driver_rows``): every answered question appends.
-_LOCK = "SELECT pg_advisory_xact_lock(%(k)s)"
-_HEAD = "SELECT row_hash FROM audit_ledger ORDER BY id DESC LIMIT 1"
+# An append is one statement, run by psycopg itself (``driver_rows``): every answered question appends. It inserts
+# only when the row it links to is still the head, and returns the head it saw, so a writer whose head was stale
+# links again without another read. Two writers that saw the same head race on the unique prev_hash (0009): one
+# insert fails and links again.
 _COLUMNS = ("request_id", "stage", "prompt_sha256", "model", "policy_version", "index_version", "created_at",
             "payload", "prev_hash", "row_hash")
-_INSERT = (f"INSERT INTO audit_ledger ({', '.join(_COLUMNS)}) VALUES ({', '.join(f'%({c})s' for c in _COLUMNS)}) "
-           "ON CONFLICT ON CONSTRAINT audit_ledger_once_per_prompt DO NOTHING RETURNING id")
+_APPEND = (
+    "WITH head AS (SELECT coalesce((SELECT row_hash FROM audit_ledger ORDER BY id DESC LIMIT 1), %(genesis)s) AS h), "
+    f"added AS (INSERT INTO audit_ledger ({', '.join(_COLUMNS)}) "
+    f"SELECT {', '.join(f'%({c})s' for c in _COLUMNS)} FROM head WHERE h = %(prev_hash)s "
+    "ON CONFLICT ON CONSTRAINT audit_ledger_once_per_prompt DO NOTHING RETURNING id) "
+    "SELECT (SELECT h FROM head) AS head, (SELECT id FROM added) AS id"
+)
+_FORK = "audit_ledger_one_successor"
+_MAX_LINKS = 100
+"""Links tried before an append gives up: each failed one means another writer's row went in meanwhile."""
 
 
 class Ledger:
     def __init__(self, engine: Engine):
         self.engine = engine
+        self._appends = single_statements(engine)
+        self._lock = threading.Lock()  # this process's appends link one after another, not against each other
+        self._head: str | None = None
+        """The newest row's hash as this process last saw it; when another writer has appended since, the append
+        learns the real head from its own statement."""
 
     def append(self, entry: LedgerEntry) -> bool:
         """Append once per (request_id, stage, prompt_sha256); returns False if that row already exists."""
-        with self.engine.begin() as conn:
-            driver_rows(conn, _LOCK, {"k": _LOCK_KEY})
-            head = driver_rows(conn, _HEAD, {})
-            prev = head[0].row_hash if head else GENESIS_HASH
-            inserted = driver_rows(conn, _INSERT, {
-                "request_id": entry.request_id, "stage": entry.stage, "prompt_sha256": entry.prompt_sha256,
-                "model": entry.model, "policy_version": entry.policy_version, "index_version": entry.index_version,
-                "created_at": entry.created_at, "payload": Jsonb(entry.payload), "prev_hash": prev,
-                "row_hash": row_hash(prev, entry)})
-            return bool(inserted)
+        with self._lock, self._appends.connect() as conn:
+            prev = self._head or GENESIS_HASH
+            for _ in range(_MAX_LINKS):
+                linked = row_hash(prev, entry)
+                try:
+                    row = driver_rows(conn, _APPEND, {
+                        "genesis": GENESIS_HASH, "request_id": entry.request_id, "stage": entry.stage,
+                        "prompt_sha256": entry.prompt_sha256, "model": entry.model,
+                        "policy_version": entry.policy_version, "index_version": entry.index_version,
+                        "created_at": entry.created_at, "payload": Jsonb(entry.payload), "prev_hash": prev,
+                        "row_hash": linked})[0]
+                except IntegrityError as exc:
+                    self._head = None
+                    if getattr(getattr(exc.orig, "diag", None), "constraint_name", None) != _FORK:
+                        raise
+                    continue  # another writer linked to the same head first; the next statement names the head
+                except BaseException:
+                    self._head = None  # the statement's outcome is unknown: learn the head again
+                    raise
+                if row.id is not None:
+                    self._head = linked
+                    return True
+                if row.head == prev:
+                    self._head = prev
+                    return False  # linked to the real head and not inserted: the row exists
+                prev = row.head
+        raise RuntimeError(f"ledger append for {entry.request_id}: the head moved {_MAX_LINKS} times in a row")
 
     def entries_for(self, request_id: str) -> list[dict]:
         with self.engine.connect() as conn:

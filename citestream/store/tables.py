@@ -108,6 +108,7 @@ audit_ledger = Table(
     Column("prev_hash", Text, nullable=False),
     Column("row_hash", Text, nullable=False, unique=True),
     UniqueConstraint("request_id", "stage", "prompt_sha256", name="audit_ledger_once_per_prompt"),
+    UniqueConstraint("prev_hash", name="audit_ledger_one_successor"),  # no fork of the chain (0009)
 )
 
 requests = Table(

@@ -77,3 +77,44 @@ def test_ledger_verify_names_a_tampered_row(migrated_database):
         conn.execute("ALTER TABLE audit_ledger ENABLE TRIGGER audit_ledger_no_update_delete")
     report = ledger.verify()
     assert not report.ok and report.first_broken_id == tampered_id
+
+
+def _entry(request_id: str):
+    from citestream.store import LedgerEntry
+
+    return LedgerEntry(request_id, "generate", "cd" * 32, "m", "p", "idx-1", datetime(2026, 1, 1, tzinfo=UTC), {})
+
+
+def test_the_database_refuses_a_second_successor_of_a_ledger_row(migrated_database):
+    from citestream.store import Ledger
+    from citestream.store.db import make_engine
+    from citestream.store.ledger import GENESIS_HASH, row_hash
+
+    ledger = Ledger(make_engine(migrated_database))
+    assert ledger.append(_entry("r-1"))
+    fork = _entry("r-fork")  # linked to the genesis, which row r-1 already follows
+    with psycopg.connect(migrated_database, autocommit=True) as conn, \
+            pytest.raises(psycopg.errors.UniqueViolation, match="audit_ledger_one_successor"):
+        conn.execute(
+            "INSERT INTO audit_ledger (request_id, stage, prompt_sha256, model, policy_version, index_version, "
+            "created_at, payload, prev_hash, row_hash) VALUES (%s, %s, %s, %s, %s, %s, %s, '{}', %s, %s)",
+            (fork.request_id, fork.stage, fork.prompt_sha256, fork.model, fork.policy_version,
+             fork.index_version, fork.created_at, GENESIS_HASH, row_hash(GENESIS_HASH, fork)))
+
+
+def test_writers_in_several_processes_and_threads_extend_one_chain(migrated_database):
+    """Each ``Ledger`` stands for a worker process: it links to the head it last saw, which another writer's appends
+    make stale; the append learns the head from its own statement, and concurrent links race on the unique
+    prev_hash, so no row is lost and the chain never forks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from citestream.store import Ledger
+    from citestream.store.db import make_engine
+
+    writers = [Ledger(make_engine(migrated_database)) for _ in range(3)]
+    jobs = [(writers[i % 3], f"r-{i}") for i in range(60)]
+    with ThreadPoolExecutor(6) as pool:
+        assert all(pool.map(lambda job: job[0].append(_entry(job[1])), jobs))
+    assert not any(writers[0].append(_entry(f"r-{i}")) for i in range(0, 60, 7))  # once per prompt, stale head or not
+    report = writers[1].verify()
+    assert report.ok and report.rows == 60
