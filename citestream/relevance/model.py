@@ -89,7 +89,7 @@ class RelevanceModel:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._blends = Coalescer(self._blend_many, "relevance")
+        self._blends = Coalescer(self.score_many, "relevance")
         self._stored_vectors: Callable[[list[str]], dict[str, np.ndarray]] | None = None
         self.metadata: dict = {}
         folder = Path(name_or_path) if name_or_path else SHIPPED_DIR
@@ -149,7 +149,7 @@ class RelevanceModel:
         flat = self.score(question, [u for group in units for u in group])
         return np.array([part.max() for part in split_rows(flat, [len(group) for group in units])], dtype=np.float64)
 
-    def _blend_many(self, calls: list[tuple[str, list[str]]]) -> list[np.ndarray]:
+    def score_many(self, calls: list[tuple[str, list[str]]]) -> list[np.ndarray]:
         """The blend for several questions' texts: their embeddings in one pass, their cross-encoder pairs in one
         pass (``Coalescer`` hands in the calls that met; bench/batching.py measures what it saves)."""
         if not self.embedding_weight:
