@@ -59,7 +59,8 @@ from ._support import CORPUS
 
 
 def _admin_dsn(dsn: str) -> str:
-    return urlunparse(urlparse(dsn)._replace(path="/postgres"))
+    """The server's ``postgres`` database, ready to connect (the state folder's passfile for a local server)."""
+    return get_settings().resolve_dsn(urlunparse(urlparse(dsn)._replace(path="/postgres")))
 
 
 def fresh_database() -> str:
