@@ -27,6 +27,7 @@ from citestream.config import get_settings
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 from citestream.deps import Deps
+from citestream.embedding import get_relevance_embedder
 
 from ._support import ensure_corpus, percentile, unique_questions
 
@@ -117,7 +118,7 @@ def main() -> None:
     inside: list[str] = []
     passes = {"question embedding": (deps.embedder, "forward"), "cross-encoder": (model, "cross_pairs")}
     if model.embedding_weight:
-        passes["relevance embedder"] = (model._embedder, "forward")
+        passes["relevance embedder"] = (get_relevance_embedder(), "forward")  # the model's own (one per process)
     for name, (owner, method) in passes.items():
         _timed(owner, method, spent, inside, name)
     _timed(model, "score", spent, [], "score")  # the relevance model's whole call: caches, stored vectors, passes
