@@ -7,7 +7,9 @@ own_data bench "${CITESTREAM_BENCH_DATABASE_URL:-}"
 # took p99 from 1.45 to 2.35 s in the soak), so a figure must not depend on what earlier runs left there.
 export CITESTREAM_TOPIC_RETENTION_HOURS="${CITESTREAM_TOPIC_RETENTION_HOURS:-1}"
 servers_up bench
-for module in ${BENCH:-$(ls bench/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v '^_' | sort)}; do
+# Every module, scale first: it builds the 10x and 100x databases that hnsw's curve reads.
+modules="scale $(ls bench/*.py | xargs -n1 basename | sed 's/\.py$//' | grep -v -e '^_' -e '^scale$' | sort | xargs)"
+for module in ${BENCH:-$modules}; do
   echo "=== bench/$module.py ==="
   .venv/bin/python -m "bench.$module"
 done
