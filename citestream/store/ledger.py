@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, UTC
 
 from psycopg.types.json import Jsonb
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Connection, Engine, func, select
 from sqlalchemy.exc import IntegrityError
 
 from ..core.hashing import sha256_hex
@@ -99,31 +99,35 @@ class Ledger:
     def append(self, entry: LedgerEntry) -> bool:
         """Append once per (request_id, stage, prompt_sha256); returns False if that row already exists."""
         with self._lock, self._appends.connect() as conn:
-            prev = self._head or GENESIS_HASH
-            for _ in range(_MAX_LINKS):
-                linked = row_hash(prev, entry)
-                try:
-                    row = driver_rows(conn, _APPEND, {
-                        "genesis": GENESIS_HASH, "request_id": entry.request_id, "stage": entry.stage,
-                        "prompt_sha256": entry.prompt_sha256, "model": entry.model,
-                        "policy_version": entry.policy_version, "index_version": entry.index_version,
-                        "created_at": entry.created_at, "payload": Jsonb(entry.payload), "prev_hash": prev,
-                        "row_hash": linked})[0]
-                except IntegrityError as exc:
-                    self._head = None
-                    if getattr(getattr(exc.orig, "diag", None), "constraint_name", None) != _FORK:
-                        raise
-                    continue  # another writer linked to the same head first; the next statement names the head
-                except BaseException:
-                    self._head = None  # the statement's outcome is unknown: learn the head again
+            try:
+                return self._link(conn, entry)
+            except BaseException:
+                self._head = None  # a statement's outcome is unknown: learn the head again
+                raise
+
+    def _link(self, conn: Connection, entry: LedgerEntry) -> bool:
+        """Insert ``entry`` after the head, learning the head from each statement until the link holds."""
+        prev = self._head or GENESIS_HASH
+        for _ in range(_MAX_LINKS):
+            linked = row_hash(prev, entry)
+            try:
+                row = driver_rows(conn, _APPEND, {
+                    "genesis": GENESIS_HASH, "request_id": entry.request_id, "stage": entry.stage,
+                    "prompt_sha256": entry.prompt_sha256, "model": entry.model,
+                    "policy_version": entry.policy_version, "index_version": entry.index_version,
+                    "created_at": entry.created_at, "payload": Jsonb(entry.payload), "prev_hash": prev,
+                    "row_hash": linked})[0]
+            except IntegrityError as exc:
+                if getattr(getattr(exc.orig, "diag", None), "constraint_name", None) != _FORK:
                     raise
-                if row.id is not None:
-                    self._head = linked
-                    return True
-                if row.head == prev:
-                    self._head = prev
-                    return False  # linked to the real head and not inserted: the row exists
-                prev = row.head
+                continue  # another writer linked to the same head first; the next statement names the head
+            if row.id is not None:
+                self._head = linked
+                return True
+            if row.head == prev:
+                self._head = prev
+                return False  # linked to the real head and not inserted: the row exists
+            prev = row.head
         raise RuntimeError(f"ledger append for {entry.request_id}: the head moved {_MAX_LINKS} times in a row")
 
     def entries_for(self, request_id: str) -> list[dict]:

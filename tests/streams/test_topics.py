@@ -73,7 +73,6 @@ def test_readers_find_every_partition_a_topic_was_created_with(settings):
     assert [(r.partition, r.key) for r in found] == [(5, b"r-1")]
 
 
-
 def test_a_reader_starts_where_the_log_now_starts(settings):
     """Retention removes a topic's oldest records, so a partition's log no longer starts at offset 0 (a week-old
     machine's `qa.relevant`). A reader that sought offset 0 there was reset to the end and read nothing."""
@@ -106,6 +105,7 @@ def test_a_reader_starts_where_the_log_now_starts(settings):
     asyncio.run(expire_the_first_two())
     assert [r.key for r in asyncio.run(read_topic("ops.alerts", settings=aged))] == [b"r-2", b"r-3"]
     assert [r.key for r in asyncio.run(read_topic("ops.alerts", since={0: 3}, settings=aged))] == [b"r-3"]
+
 
 def test_topics_keep_records_for_the_configured_time(settings):
     """New topics get the retention; existing ones are changed when it changes; 0 hours is forever. The embedded
