@@ -48,8 +48,11 @@ def question_pairs(questions: list[str]) -> list[list[tuple[str, str]]]:
                             policy.retrieval.top_k)
         pool = rerank_pool(candidates, policy.retrieval, policy.relevance.rerank_pool)
         units = list(dict.fromkeys(u for hit in pool for u in scored_units(hit.text)))
-        vectors = embedder.embed([question, *units])
-        closest = model.read_by_cross_encoder(np.clip(vectors[1:] @ vectors[0], 0.0, 1.0))
+        if model.embedding_weight:  # the model's own cosine picks what its cross-encoder reads
+            vectors = get_relevance_embedder().embed([question, *units])
+            closest = model.read_by_cross_encoder(np.clip(vectors[1:] @ vectors[0], 0.0, 1.0))
+        else:
+            closest = range(len(units))
         out.append([(question, units[i]) for i in sorted(closest)])
     return out
 
@@ -61,10 +64,11 @@ def main() -> None:
     model, embedder = relevance_model_for(get_settings()), get_embedder()
     cosine = get_relevance_embedder() if model.embedding_weight else None
 
-    def passes(start: int, group: int) -> np.ndarray:
-        """The relevance model's passes for questions ``start`` to ``start + group``, as one call each."""
-        out = [cosine.embed(questions[start:start + group]).ravel()] if cosine is not None else []
-        return np.concatenate([*out, model.cross_pairs([p for q in pairs[start:start + group] for p in q])])
+    def passes(start: int, group: int) -> tuple[np.ndarray, np.ndarray]:
+        """The relevance model's passes for questions ``start`` to ``start + group``, as one call each: the
+        questions' vectors (none without the cosine) and their cross-encoder probabilities."""
+        vectors = cosine.embed(questions[start:start + group]).ravel() if cosine is not None else np.zeros(0)
+        return vectors, model.cross_pairs([p for q in pairs[start:start + group] for p in q])
 
     passes(0, 4)  # warm up
     spent = {g: 0.0 for g in GROUPS}
@@ -75,7 +79,7 @@ def main() -> None:
             started = time.perf_counter()
             got = [passes(start, group) for start in range(0, N, group)]
             spent[group] += time.perf_counter() - started
-            outputs[group] = np.concatenate(got)
+            outputs[group] = np.concatenate([np.concatenate(part) for part in zip(*got)])  # vectors, then pairs
         for group in embed_spent:
             started = time.perf_counter()
             for start in range(0, N, group):
