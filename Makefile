@@ -69,7 +69,7 @@ local-llm: install
 
 # Train the relevance models from ../shared/corpus, the fda-qa pairs and the committed LLM questions: the
 # cross-encoder in two stages (~30 + ~25 min on 2 cores: pairs, then mined groups on top) into $(MODEL_OUT), and
-# the relevance embedder, whose cosine is the answer flow's score (~21 min), into $(MODEL_OUT)-embedder
+# the relevance embedder, whose cosine is the answer flow's score (~28 min), into $(MODEL_OUT)-embedder
 # (docs/relevance.md), with the training sets' hashes and metrics. The package ships the same recipes' results in
 # citestream/relevance/weights/ and embedder_weights/; use others with CITESTREAM_RERANKER_MODEL=$(MODEL_OUT) and
 # CITESTREAM_RELEVANCE_EMBEDDER=$(MODEL_OUT)-embedder.

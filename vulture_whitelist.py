@@ -72,3 +72,4 @@ _.documents_read        # store/memory_index.py: read by tests/store/test_lexica
 _.megabytes              # store/memory_index.py: printed by bench/scale.py
 topic_configs           # topics/__init__.py: read by tests/streams/test_topics.py
 _.max_seq_length  # sentence-transformers reads it: the training length of the relevance embedder
+threshold_ceiling       # relevance/training/train.py: read by scripts/relevance_ranking.py

@@ -103,7 +103,7 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
-    version: str = "qa-v2.5+R2_POLICY_V1"
+    version: str = "qa-v2.6+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

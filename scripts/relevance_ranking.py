@@ -7,7 +7,9 @@ a sentence likewise. Scorers: the cross-encoder alone, the relevance embedder's 
 each weight.
 Printed per scorer: good passage at rank 1 and within 6 (the prompt's chunks) when passages are ranked whole and
 when ranked by their best sentence; good sentence at rank 1 over the pool; ROC AUC of the best sentence score,
-answerable vs unanswerable. Refuses a held-out test split.
+answerable vs unanswerable; and that AUC in the targets' terms (``threshold_ceiling``): the most answerable
+questions a threshold on the best score lets through while it refuses 92 % of the unanswerable ones (scope
+refusals counted), and the most it refuses while it lets 90 % through. Refuses a held-out test split.
 
 Run: ``CITESTREAM_DATABASE_URL=... python scripts/relevance_ranking.py [--set tests/golden/qa_v2_dev.jsonl]``
 (a database holding the corpus, e.g. make eval's ``citestream_eval``).
@@ -25,7 +27,7 @@ from citestream.deps import get_deps
 from citestream.embedding import get_relevance_embedder
 from citestream.eval.sets import DEV_SET, blind, contains_phrase, load_set, set_name
 from citestream.relevance import RelevanceModel, asked_scope
-from citestream.relevance.training.train import auc
+from citestream.relevance.training.train import auc, threshold_ceiling
 from citestream.retrieval.acceptance import rerank_pool
 from citestream.retrieval.candidates import gather
 from citestream.retrieval.expansion import expand_query
@@ -46,8 +48,9 @@ def main() -> int:
     cross = RelevanceModel(deps.settings.reranker_model, embedding_weight=0.0)
     blend_embedder = get_relevance_embedder()
     size = deps.policy.relevance.rerank_pool
+    items = load_set(Path(args.set))
     rows = []
-    for item, pool in rerank_pools(deps, load_set(Path(args.set))):
+    for item, pool in rerank_pools(deps, items):
         expected = item.expected_pages
         passages = []
         for hit in pool:
@@ -66,7 +69,7 @@ def main() -> int:
           f"{sum(any(x['good'] for x in p) for p in answerable)} with a good passage in the pool of {size}; "
           f"{len(rows) - len(answerable)} unanswerable")
     print(f"{'cosine weight':>14} {'whole @1':>9} {'whole @6':>9} {'best-sentence @1':>17} {'@6':>4} "
-          f"{'sentence @1':>12} {'AUC':>6}")
+          f"{'sentence @1':>12} {'AUC':>6} {'answered @92% refused':>22} {'refused @90% answered':>22}")
     for w in WEIGHTS:
         whole = lambda x, w=w: (1 - w) * x["ce"] + w * x["cos"]  # noqa: E731
         units = lambda x, w=w: (1 - w) * x["ce_units"] + w * x["cos_units"]  # noqa: E731
@@ -75,9 +78,12 @@ def main() -> int:
         sentence_first = sum(_best_sentence_good(p, units) for p in answerable)
         best = [max((units(x).max() for x in p), default=0.0) for _, p in rows]
         area = auc([int(a) for a, _ in rows], best)
+        answered, refused = threshold_ceiling([b for b, (a, _) in zip(best, rows) if a],
+                                              [b for b, (a, _) in zip(best, rows) if not a],
+                                              sum(i.answerable for i in items), sum(not i.answerable for i in items))
         print(f"{w:>14.1f} {sum(r <= 1 for r in by_whole):>9} {sum(r <= 6 for r in by_whole):>9} "
               f"{sum(r <= 1 for r in by_best):>17} {sum(r <= 6 for r in by_best):>4} {sentence_first:>12} "
-              f"{area or 0:>6.3f}")
+              f"{area or 0:>6.3f} {answered:>22.3f} {refused:>22.3f}")
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
@@ -91,12 +92,15 @@ def test_the_embedder_trains_on_groups_and_writes_what_the_relevance_embedder_lo
     groups = [Group(q["question"], (CHUNKS[q["chunk"]].units[0], *(CHUNKS[c].units[0] for c in range(3)
                                                                     if c != q["chunk"])), "llm", "nda.pdf")
               for q in QUESTIONS] * 4
-    config = EmbedderConfig(batch=4, negatives=2, reworded=1.0, contrast=1.0, max_length=64)
+    config = EmbedderConfig(batch=4, negatives=2, reworded=1.0, max_length=64)
     rows = examples(groups, {}, config, {"nda.pdf": "FDA"})
     assert len(rows) > len(groups) and all(len(r.texts) == 3 for r in rows)  # answer, two negatives
     assert {r.texts for r in rows} == {g.texts[:3] for g in groups}  # a typo copy keeps its texts
-    contrasts = [r for r in rows if r.contrast]
-    assert contrasts and all(r.contrast != r.question for r in contrasts)
+    with_contrasts = [r for r in rows if r.contrasts]
+    assert with_contrasts and all(r.question not in r.contrasts for r in with_contrasts)
+    assert max(len(r.contrasts) for r in rows) > 1  # every construction that can be built, not one of them
+    capped = examples(groups, {}, replace(config, contrasts=1), {"nda.pdf": "FDA"})
+    assert max(len(r.contrasts) for r in capped) == 1
     meta = train_embedder(model_path(), rows, tmp_path, config)
     assert meta["examples"] == len(rows) and meta["config"]["negatives"] == 2
     from safetensors.torch import load_file
@@ -120,12 +124,12 @@ def test_contrast_questions_are_built_so_the_sentence_does_not_answer_them():
     authority only when the document is FDA's, or presupposing the sentence falsified (its number changed)."""
     import random
 
-    from citestream.relevance.training.embedder import contrast_question
+    from citestream.relevance.training.embedder import contrast_questions
 
     question, answer = "How long does FDA take to decide on filing an NDA?", TEXTS[0].split(". ")[0] + "."
     rng = random.Random(3)
-    fda = {contrast_question(question, answer, "FDA", rng) for _ in range(60)} - {""}
-    ich = {contrast_question(question, answer, "ICH", rng) for _ in range(60)} - {""}
+    fda = {q for _ in range(20) for q in contrast_questions(question, answer, "FDA", rng)}
+    ich = {q for _ in range(20) for q in contrast_questions(question, answer, "ICH", rng)}
     assert any(q.startswith("According to ") and "FDA" not in q.split(",")[0] for q in fda)
     assert not any(q.startswith("According to ") for q in ich)
     assert any(q.startswith(question.rstrip("?")) and q != question for q in fda)  # narrowed

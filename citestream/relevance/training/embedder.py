@@ -8,13 +8,13 @@ qa-v2.5; docs/relevance.md, "The relevance embedder"). Retrieval keeps the stock
 
 Data: the second stage's mined groups (``groups.py``: LLM questions about corpus sentences, glossary definitions,
 FDA Q&A), each question with its answering sentence and its ``negatives`` hardest neighbours; a quarter of the
-questions again with typos or an acronym swapped (``pairs.reworded``'s edits), and for each group a contrast
-question its answer does not answer (``contrast_question``). Loss: multiple-negatives ranking (softmax over every
-sentence of the batch, the question's own answer the target; scale 20), plus its reverse: each answer picks its own
-question out of the batch's questions and contrast questions, which teaches the cosine that a near miss or a
-false premise is not its answer's question (docs/relevance.md, "Contrast questions"). The token embeddings
-are frozen, so the artifact is the encoder layers in float16 on top of the base package's embeddings, like the
-cross-encoder's. Deterministic for the seed.
+questions again with typos or an acronym swapped (``pairs.reworded``'s edits), and for each group the contrast
+questions its answer does not answer (``contrast_questions``: every construction that can be built, up to
+``contrasts``). Loss: multiple-negatives ranking (softmax over every sentence of the batch, the question's own
+answer the target; scale 20), plus its reverse: each answer picks its own question out of the batch's questions
+and contrast questions, which teaches the cosine that a near miss or a false premise is not its answer's question
+(docs/relevance.md, "Contrast questions"). The token embeddings are frozen, so the artifact is the encoder layers
+in float16 on top of the base package's embeddings, like the cross-encoder's. Deterministic for the seed.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class EmbedderConfig:
     scale: float = 20.0
     max_length: int = 128
     warmup: float = 0.1
-    contrast: float = 1.0
+    contrasts: int = 3       # contrast questions a group gets at most (0: none); 3 = every construction
     epochs: int = 1
     seed: int = SEED
     threads: int = 2
@@ -56,41 +56,42 @@ class EmbedderConfig:
 @dataclass(frozen=True)
 class Example:
     question: str
-    texts: tuple[str, ...]   # the answering sentence first, then the negatives
-    contrast: str = ""       # a question the answering sentence does not answer ("": none)
+    texts: tuple[str, ...]          # the answering sentence first, then the negatives
+    contrasts: tuple[str, ...] = ()  # questions close to ``question`` the answering sentence does not answer
 
 
-def contrast_question(question: str, answer: str, authority: str | None, rng: random.Random) -> str:
-    """A question close to ``question`` that ``answer`` does not answer: narrowed to a case the sentence does not
-    cover, moved to another authority (FDA documents only), or presupposing the sentence falsified ("": none
-    could be built). The constructions of the cross-encoder's answerability pairs (``pairs.py``)."""
-    kind = rng.choice(("narrowed", "moved", "premise"))
-    if kind == "narrowed" and question.endswith("?"):
+def contrast_questions(question: str, answer: str, authority: str | None, rng: random.Random) -> list[str]:
+    """Questions close to ``question`` that ``answer`` does not answer, one of each construction that can be
+    built, in random order: narrowed to a case the sentence does not cover, moved to another authority (FDA
+    documents only), presupposing the sentence falsified. The constructions of the cross-encoder's answerability
+    pairs (``pairs.py``). Every construction rather than one drawn per group: separation grew with their number
+    (docs/relevance.md, "Contrast questions")."""
+    built = []
+    if question.endswith("?"):
         qualifier = rng.choice(QUALIFIERS)
         if not content_terms(qualifier) & content_terms(answer):
-            return f"{question.rstrip('?').rstrip()} {qualifier}?"
-    if kind == "moved" and authority == "FDA":
-        return f"According to {rng.choice(OTHER_AUTHORITIES)}, {_lower_first(question)}"
-    if kind == "premise":
-        wrong = changed_number(answer, rng) or flipped(answer)
-        if wrong and wrong != answer:
-            return rng.choice(PREMISE_FORMS).format(s=_lower_first(wrong.rstrip(" .;:")))
-    return ""
+            built.append(f"{question.rstrip('?').rstrip()} {qualifier}?")
+    if authority == "FDA":
+        built.append(f"According to {rng.choice(OTHER_AUTHORITIES)}, {_lower_first(question)}")
+    wrong = changed_number(answer, rng) or flipped(answer)
+    if wrong and wrong != answer:
+        built.append(rng.choice(PREMISE_FORMS).format(s=_lower_first(wrong.rstrip(" .;:"))))
+    rng.shuffle(built)
+    return built
 
 
 def examples(groups: Sequence[Group], acronyms: dict[str, str], config: EmbedderConfig,
              authorities: dict[str, str] | None = None) -> list[Example]:
-    """Training rows, shuffled; reworded copies beside their originals; a ``config.contrast`` share of the groups
-    with a contrast question (``authorities``: a group's document → its authority)."""
+    """Training rows, shuffled; reworded copies beside their originals; each group's original with up to
+    ``config.contrasts`` contrast questions (``authorities``: a group's document → its authority)."""
     rng = random.Random(config.seed)
     rows: list[Example] = []
     for g in groups:
         if len(g.texts) <= config.negatives:
             continue
         texts = g.texts[:config.negatives + 1]
-        contrast = contrast_question(g.question, texts[0], (authorities or {}).get(g.group), rng) \
-            if rng.random() < config.contrast else ""
-        rows.append(Example(g.question, texts, contrast))
+        contrasts = contrast_questions(g.question, texts[0], (authorities or {}).get(g.group), rng)
+        rows.append(Example(g.question, texts, tuple(contrasts[:config.contrasts])))
         if rng.random() < config.reworded:
             variant = (with_acronyms(g.question, acronyms, rng) if rng.random() < 0.3 else None) \
                 or with_typos(g.question, rng)
@@ -127,7 +128,7 @@ def train_embedder(base_path: str, rows: Sequence[Example], out_dir: Path,
     model.train()
     started, running = time.monotonic(), 0.0
     for step, batch in enumerate(batches):
-        contrasts = [r.contrast for r in batch if r.contrast]
+        contrasts = [c for r in batch for c in r.contrasts]
         questions = embed([r.question for r in batch] + contrasts)  # the batch's questions first, in order
         texts = embed([r.texts[0] for r in batch] + [t for r in batch for t in r.texts[1:]])  # answers first
         targets = torch.arange(len(batch))

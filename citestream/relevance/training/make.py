@@ -120,7 +120,7 @@ def cmd_embedder(args) -> int:
     chunks = load_corpus(Path(args.corpus))
     questions = Path(args.questions)
     groups = mine_groups(chunks, load_questions(questions), fdaqa_rows(Path(args.fdaqa)), get_embedder().embed)
-    config = EmbedderConfig(contrast=args.contrast, epochs=args.epochs, negatives=args.negatives)
+    config = EmbedderConfig(contrasts=args.contrasts, epochs=args.epochs, negatives=args.negatives)
     rows = examples(groups, corpus_acronyms(chunks), config, {c.pdf: c.authority for c in chunks})
     print(f"{len(groups)} groups, {len(rows)} training rows", file=sys.stderr)
     meta = train_embedder(model_path(), rows, Path(args.out), config, extra_metadata={
@@ -194,6 +194,6 @@ def add_parser(sub) -> None:
     e.add_argument("--epochs", type=int, default=EmbedderConfig.epochs, help="passes over the training rows")
     e.add_argument("--negatives", type=int, default=EmbedderConfig.negatives,
                    help="hard negatives per question (of the 7 each group mines)")
-    e.add_argument("--contrast", type=float, default=EmbedderConfig.contrast,
-                   help="share of the groups given a contrast question the answer does not answer")
+    e.add_argument("--contrasts", type=int, default=EmbedderConfig.contrasts,
+                   help="contrast questions (the answer does not answer them) a group gets at most: 0 to 3")
     e.set_defaults(fn=cmd_embedder)

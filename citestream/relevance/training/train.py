@@ -170,6 +170,26 @@ def auc(labels: Sequence[int] | np.ndarray, scores: Sequence[float] | np.ndarray
     return float((ranks[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
 
 
+def threshold_ceiling(answerable: Sequence[float], unanswerable: Sequence[float], answerable_total: int,
+                      unanswerable_total: int, refused_target: float = 0.92,
+                      answered_target: float = 0.90) -> tuple[float, float]:
+    """What a refusal threshold on a score can reach, best case: the largest share of answerable questions whose
+    score clears it while a ``refused_target`` share of unanswerable ones stays under it, and the largest share
+    refused while an ``answered_target`` share clears it. Questions missing from the score lists (refused before
+    any score, by scope) count as refused. Why: it turns a score's separation into the issue's targets' terms."""
+    pos, neg = np.asarray(answerable, dtype=float), np.asarray(unanswerable, dtype=float)
+    already_refused = unanswerable_total - len(neg)
+    best_answered = best_refused = 0.0
+    for t in np.append(np.unique(np.concatenate([pos, neg])), np.inf):
+        answered = float((pos >= t).sum()) / answerable_total
+        refused = (already_refused + float((neg < t).sum())) / unanswerable_total
+        if refused >= refused_target:
+            best_answered = max(best_answered, answered)
+        if answered >= answered_target:
+            best_refused = max(best_refused, refused)
+    return best_answered, best_refused
+
+
 def evaluate(model, tokenizer, pairs: Sequence[Pair], max_length: int) -> dict:
     scores = predict(model, tokenizer, pairs, max_length)
     groups: dict[str, list[int]] = defaultdict(list)
