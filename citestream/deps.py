@@ -115,10 +115,19 @@ class Deps:
         return model
 
     @cached_property
+    def reader(self):
+        """How questions are read (typos, acronyms, the asking sentence): retrieve and the extractive backend share
+        one, so both score the same reading."""
+        from .retrieval.reading import QuestionReader
+
+        return QuestionReader(self.search, self.policy.retrieval.corpus_variant)
+
+    @cached_property
     def llm(self):
         from .llm import backend_from_settings
 
-        return backend_from_settings(self.settings, self.relevance, self.policy.relevance)
+        return backend_from_settings(self.settings, self.relevance, self.policy.relevance,
+                                     lambda question: self.reader.read(question).asked)
 
     def warm(self) -> None:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""

@@ -37,7 +37,7 @@ def generate(record: PromptRecord, backend: LLMBackend, ledger: Ledger, max_atte
         status = "NO_EVIDENCE" if bundle.assembly_status == "NO_EVIDENCE" else "FAILED"
         return GenerationRecord(**record.carry(), question=record.question, scope=record.scope,
                                 generation_status=status, answer_bundle=bundle, fallback_used=record.fallback_used,
-                                no_answer=record.no_answer)
+                                no_answer=record.no_answer, reading=record.reading)
 
     result = execute(backend, record.request_id, prompt.prompt_text, prompt.prompt_sha256, max_attempts, backoff_s)
     ledger.append(LedgerEntry(
@@ -48,5 +48,5 @@ def generate(record: PromptRecord, backend: LLMBackend, ledger: Ledger, max_atte
     return GenerationRecord(
         **record.carry(), question=record.question, scope=record.scope, generation_status=result.generation_status,
         answer_bundle=bundle, prompt_sha256=prompt.prompt_sha256, llm=result, fallback_used=record.fallback_used,
-        no_answer=record.no_answer,
+        no_answer=record.no_answer, reading=record.reading,
     )

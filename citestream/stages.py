@@ -30,7 +30,8 @@ def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
     """Phase A: facts with scores, never an answer. One reading transaction: the index version is read with the
     search's settings and the question's lexemes, and the candidate lists and their hydration share it."""
     with deps.search.reading(deps.policy.retrieval.hnsw_ef_search, question.question) as reader:
-        return retrieve(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance)
+        reading = deps.reader.read(question.question, reader.index_version)
+        return retrieve(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance, reading)
 
 
 def filter_relevant(facts: FactsRecord, deps: Deps) -> RelevantFactsRecord:

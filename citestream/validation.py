@@ -36,7 +36,8 @@ from .models.common import NoAnswer
 from .models.assembly import AnswerBundle, SelectedEvidence
 from .core.texts import PROMPT_REFUSAL_LOCK
 from .policy import Policy
-from .text import matching_terms, passage_words, sentence_units, split_sentences, words
+from .batching import split_rows
+from .text import matching_terms, passage_words, read_units, split_sentences, words
 
 MAX_SENTENCES = 6
 GROUNDING_MIN_SUPPORT = 0.8
@@ -316,16 +317,24 @@ def classify(sentences: list[AnswerSentence]) -> str:
 
 
 def related_clause(question: str, bundle: AnswerBundle, relevance) -> RelatedClause | None:
-    """The source unit the relevance model scores highest for the question (ties: evidence order), if any."""
-    units = [(unit, e) for e in bundle.selected_evidence for unit in sentence_units(e.sanitized_text)
-             if len(words(unit)) >= 5]
+    """The quotable source unit the relevance model scores highest for the question (ties: evidence order), if
+    any, read as every stage reads it (``text.read_units``)."""
+    units = [(unit, e) for e in bundle.selected_evidence for unit in read_units(e.sanitized_text)]
     if relevance is None or not units:
         return None
-    scores = relevance.score(question, [u for u, _ in units])
+    flat = relevance.score(question, [r for u, _ in units for r in u.readings])
+    scores = [part.max() for part in split_rows(flat, [len(u.readings) for u, _ in units])]
     best = max(range(len(units)), key=lambda i: (scores[i], -i))
     unit, evidence = units[best]
-    return RelatedClause(text=unit, pdf=evidence.pdf, page=evidence.page, chunk_id=evidence.chunk_id,
+    return RelatedClause(text=unit.quote, pdf=evidence.pdf, page=evidence.page, chunk_id=evidence.chunk_id,
                          relevance=round(float(scores[best]), 4))
+
+
+def row_readings(plain: str, evidence: SelectedEvidence) -> list[str]:
+    """What the relevance model reads for an accepted row: the units of its chunk it quotes, as every stage reads
+    them (a unit after its subject, ``text.read_units``); the row itself when it quotes none whole (a model that
+    writes its own words). A row answers when one of them does."""
+    return [r for u in read_units(evidence.sanitized_text) if u.quote in plain for r in u.readings] or [plain]
 
 
 def parse_reply(raw: str) -> object:
@@ -365,13 +374,14 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
     ``relevance`` is the relevance model; the stage always passes it. Without it (unit tests of the other rules)
     the answerability check is skipped.
     """
-    common = dict(**record.carry(), question=record.question, scope=record.scope,
+    common = dict(**record.carry(), question=record.question, scope=record.scope, reading=record.reading,
                   prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
     threshold = policy.relevance.answer_threshold
+    asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
 
     def refusal(validation_status: str, failure_reason: str | None, dropped=(), no_answer: NoAnswer | None = None,
                 near_miss: bool = False):
-        clause = related_clause(record.question, record.answer_bundle, relevance) if near_miss else None
+        clause = related_clause(asked, record.answer_bundle, relevance) if near_miss else None
         if near_miss:
             no_answer = NoAnswer(code="NOT_ANSWERING", detail=(
                 f"the closest passage ({clause.pdf}, p{clause.page}, {clause.chunk_id}) is related but does not "
@@ -418,8 +428,11 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
         return refusal("FAILED", str(failure), synthesis.dropped)
 
     dropped = list(synthesis.dropped)
-    scores = relevance.score(record.question, [plain for _, _, plain, _ in checked]) if relevance is not None \
-        else [None] * len(checked)
+    scores: list[float | None] = [None] * len(checked)
+    if relevance is not None:
+        readings = [row_readings(plain, evidence) for _, evidence, plain, _ in checked]
+        flat = relevance.score(asked, [r for row in readings for r in row])
+        scores = [float(part.max()) for part in split_rows(flat, [len(row) for row in readings])]
     sentences: list[AnswerSentence] = []
     for (index, evidence, plain, support), score in zip(checked, scores):
         if score is not None and score < threshold:

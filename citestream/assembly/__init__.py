@@ -159,5 +159,5 @@ def assemble(record: RelevantFactsRecord, policy: Policy, count: TokenCount, tok
                                      trace, empty_means_no_evidence=record.no_evidence)
     return PromptRecord(
         **record.carry(), question=record.question, scope=record.scope, answer_bundle=bundle, prompt=prompt,
-        fallback_used=record.fallback_used, no_answer=record.no_answer,
+        fallback_used=record.fallback_used, no_answer=record.no_answer, reading=record.reading,
     )

@@ -10,10 +10,11 @@ from .openai import OpenAIBackend
 BACKENDS = ("extractive", "openai", "local")
 
 
-def backend_from_settings(settings: Settings, relevance=None, relevance_policy=None) -> LLMBackend:
-    """The configured backend; the extractive one quotes what ``relevance`` (the relevance model) judges answers."""
+def backend_from_settings(settings: Settings, relevance=None, relevance_policy=None, reader=None) -> LLMBackend:
+    """The configured backend; the extractive one quotes what ``relevance`` (the relevance model) judges answers to
+    the question as ``reader`` reads it."""
     if settings.llm_backend == "extractive":
-        return ExtractiveBackend(relevance, relevance_policy)
+        return ExtractiveBackend(relevance, relevance_policy, reader)
     if settings.llm_backend == "openai":
         return OpenAIBackend(settings.openai_base_url, settings.openai_model,
                              settings.openai_api_key.get_secret_value(), settings.llm_timeout_s,

@@ -19,13 +19,15 @@ order, one Phase C row per chunk. Two structural rules, about the evidence and n
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ..batching import split_rows
 from ..evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..policy import RelevancePolicy
-from ..text import quotable, sentence_units
+from ..text import read_units, refers_back, sentence_units
 from .base import LLMReply
 
 LIST_ITEMS = 6
@@ -46,25 +48,19 @@ class Candidate:
     position: int
     sentence: str
     block: EvidenceBlock
+    about: bool = False  # read after a subject said in the unit before it (``text.subject``)
 
 
-_ANAPHORS = frozenset("it its this these they their such those".split())
-
-
-def refers_back(unit: str) -> bool:
-    """The unit's subject is in the sentence before: it opens with a pronoun, or with one after a sentence adverb
-    ("Typically, it involves ...")."""
-    first = unit.split()[:3]
-    lowered = [w.strip(",;:").lower() for w in first]
-    return bool(lowered) and (lowered[0] in _ANAPHORS
-                              or (first[0].endswith(",") and len(lowered) > 1 and lowered[1] in _ANAPHORS))
-
-
-def _with_continuations(kept: list[Candidate], units: dict[tuple[int, int], str]) -> list[Candidate]:
-    """A chosen unit that introduces a list ("... the following conditions apply:") brings its items along; one
-    followed by a unit that refers back to it brings that unit."""
+def _with_context(kept: list[Candidate], units: dict[tuple[int, int], str]) -> list[Candidate]:
+    """What a chosen unit needs to read whole: the unit before it when it was read with that unit's subject ("The
+    drug targets ..." brings "Lecanemab, an antibody, ..."); the list items after it when it introduces a list
+    ("... the following conditions apply:"); the unit after it when that one refers back to it ("It typically
+    involves ...": a definition or a rule often ends in the sentence after)."""
     out = {(c.block_order, c.position): c for c in kept}
     for c in kept:
+        if c.about and (c.block_order, c.position - 1) in units:
+            before = (c.block_order, c.position - 1)
+            out.setdefault(before, replace(c, position=c.position - 1, sentence=units[before], about=False))
         if c.sentence.rstrip().endswith(":"):
             span = range(c.position + 1, c.position + 1 + LIST_ITEMS)
         else:
@@ -74,16 +70,21 @@ def _with_continuations(kept: list[Candidate], units: dict[tuple[int, int], str]
             item = units.get((c.block_order, position))
             if item is None:
                 break
-            out.setdefault((c.block_order, position), replace(c, position=position, sentence=item))
+            out.setdefault((c.block_order, position), replace(c, position=position, sentence=item, about=False))
     return list(out.values())
 
 
 class ExtractiveBackend:
     model_name = "extractive-v3"
 
-    def __init__(self, relevance=None, policy: RelevancePolicy | None = None):
+    def __init__(self, relevance=None, policy: RelevancePolicy | None = None,
+                 reader: Callable[[str], str] | None = None):
         self._relevance = relevance
         self.policy = policy or RelevancePolicy()
+        self.reader = reader
+        """The question as read (``retrieval.reading``: typos, acronyms, the asking sentence) from the question in
+        the prompt, which holds it as the user wrote it: the sentences are scored as every other stage scores
+        them."""
 
     @property
     def relevance(self):
@@ -104,12 +105,15 @@ class ExtractiveBackend:
     def choose(self, blocks: list[EvidenceBlock], question: str) -> list[Candidate]:
         units = {(order, position): unit for order, block in enumerate(blocks)
                  for position, unit in enumerate(sentence_units(block.text))}
-        keys = [key for key, unit in units.items() if quotable(unit)]
-        if not keys:
+        readable = [(order, unit) for order, block in enumerate(blocks) for unit in read_units(block.text)]
+        if not readable:
             return []
-        scores = self.relevance.score(question, [units[k] for k in keys])
-        candidates = [Candidate(float(s), order, position, units[(order, position)], blocks[order])
-                      for (order, position), s in zip(keys, scores)]
+        asked = self.reader(question) if self.reader is not None else question
+        flat = self.relevance.score(asked, [r for _, unit in readable for r in unit.readings])
+        scores = [part.max() for part in split_rows(flat, [len(unit.readings) for _, unit in readable])]
+        candidates = [Candidate(float(s), order, unit.position, unit.quote, blocks[order],
+                                about=unit.about and unit.quote == units[(order, unit.position)])
+                      for (order, unit), s in zip(readable, scores)]
         best = max(c.score for c in candidates)
         if best < self.policy.answer_threshold:
             return []
@@ -117,7 +121,7 @@ class ExtractiveBackend:
         ranked = sorted((c for c in candidates if c.score >= floor),
                         key=lambda c: (-c.score, c.block_order, c.position))
         kept = ranked[: self.policy.max_sentences]
-        return sorted(_with_continuations(kept, units), key=lambda c: (c.block_order, c.position))
+        return sorted(_with_context(kept, units), key=lambda c: (c.block_order, c.position))
 
     def reply(self, chosen: list[Candidate]) -> dict:
         rows: dict[int, dict] = {}

@@ -10,7 +10,7 @@ from .generation import GenerationRecord, LLMExecutionResult
 from .ingest import IngestRequest, IngestResult, InlineDocument
 from .ops import FALLBACK_ALERT_MESSAGE, DeadLetter, FallbackRateAlert
 from .question import QuestionEvent
-from .retrieval import Fact, FactsRecord, GroundingPack, RelevanceTrace, RetrievalTrace
+from .retrieval import Fact, FactsRecord, GroundingPack, QuestionReading, RelevanceTrace, RetrievalTrace
 from .verify import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult
 
 __all__ = [
@@ -18,7 +18,7 @@ __all__ = [
     "ClaimVerifyResult", "ComplianceReportRecord", "ComplianceRequest", "Contract", "DeadLetter",
     "Envelope", "FALLBACK_ALERT_MESSAGE", "Fact", "FactsRecord", "FallbackRateAlert", "GenerationRecord",
     "GroundingPack", "IngestRequest", "IngestResult", "InlineDocument", "LLMExecutionResult", "NoAnswer",
-    "PromptBuildResult", "PromptRecord", "QuestionEvent", "REFUSAL_TEXT", "RelevantFactsRecord",
+    "PromptBuildResult", "PromptRecord", "QuestionEvent", "QuestionReading", "REFUSAL_TEXT", "RelevantFactsRecord",
     "RelevanceTrace", "RetrievalResult", "RetrievalTrace", "SCHEMA_VERSION", "SelectedEvidence", "StageTiming",
     "ValidatedAnswer",
 ]

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .common import Contract, NoAnswerCode, Scope, StampedEnvelope
+from .common import Contract, NoAnswerCode, QuestionReading, Scope, StampedEnvelope
 
 
 class AnswerSentence(Contract):
@@ -66,3 +66,4 @@ class ValidatedAnswer(StampedEnvelope):
     related_clause: RelatedClause | None = None
     refusal_code: NoAnswerCode | None = Field(
         None, description="Why a question the stages processed was refused (None: answered, or failed)")
+    reading: QuestionReading | None = Field(None, description="How the question was read (typos, acronyms)")

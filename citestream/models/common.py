@@ -43,6 +43,17 @@ class NoAnswer(Contract):
     detail: str = Field(max_length=1000)
 
 
+class QuestionReading(Contract):
+    """How retrieve read the question: ``asked`` is what every relevance decision after it scores (rerank, backstop,
+    Phase B, sentence choice, R5), and the other fields say how it got there. Carried to the answer."""
+
+    asked: str = Field(min_length=1, description="The asking sentence(s), spelt as the documents spell them, "
+                                                 "acronyms written out as 'long form (SHORT)'")
+    background: str = Field("", description="The sentences around the asking one (the asker's situation)")
+    corrected: list[str] = Field(default_factory=list, max_length=64, description="Typos read as corpus words")
+    spelled_out: list[str] = Field(default_factory=list, max_length=64, description="Acronyms written out")
+
+
 class StageTiming(Contract):
     stage: str = Field(max_length=MAX_NAME_CHARS)
     started_at: datetime

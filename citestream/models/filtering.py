@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .common import Contract, NoAnswer, Scope, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, StampedEnvelope
 from .retrieval import Fact
 
 DropReason = Literal[
@@ -44,6 +44,7 @@ class RelevantFactsRecord(StampedEnvelope):
     llm_rows_rejected: int = Field(0, ge=0, description="LLM mode: rows _validate_relevant_facts dropped")
     fallback_used: bool = False
     no_answer: NoAnswer | None = None
+    reading: QuestionReading | None = None
 
     @model_validator(mode="after")
     def _no_evidence_means_empty(self) -> RelevantFactsRecord:

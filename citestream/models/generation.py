@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .assembly import AnswerBundle
-from .common import Contract, NoAnswer, Scope, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, StampedEnvelope
 
 
 class LLMExecutionResult(Contract):
@@ -36,3 +36,4 @@ class GenerationRecord(StampedEnvelope):
     llm: LLMExecutionResult | None = None
     fallback_used: bool = False
     no_answer: NoAnswer | None = None
+    reading: QuestionReading | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, NoAnswer, Scope, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, StampedEnvelope
 
 
 class Fact(Contract):
@@ -72,6 +72,7 @@ class FactsRecord(StampedEnvelope):
     retrieval_trace: RetrievalTrace
     relevance: RelevanceTrace | None = None
     no_answer: NoAnswer | None = None
+    reading: QuestionReading | None = None
 
 
 class GroundingChunk(Contract):

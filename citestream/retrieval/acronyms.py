@@ -35,17 +35,38 @@ class AcronymMap:
 
         A long form inside a longer one found ("new drug application" in "abbreviated new drug application")
         does not count."""
+        return [long if written == short else short for _, _, short, long, written in self._found(query)]
+
+    def spelled_out(self, query: str, english: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
+        """``query`` with each acronym it uses written as the documents define it, "long form (SHORT)", whichever
+        form the query used, and the acronyms so written. A lower-case short form that is no English word counts
+        ("an anda" is "an ANDA"). Both forms side by side is how a sentence that defines or uses either reads, so
+        a question in either form scores alike."""
+        found = self._found(query, english)
+        parts, end = [], 0
+        for start, stop, short, long, written in found:
+            if start < end:  # overlaps the form before it: that one is spelled out already
+                continue
+            parts += [query[end:start], f"{long if written == short else query[start:stop]} ({short})"]
+            end = stop
+        return "".join(parts + [query[end:]]), [short for _, _, short, _, _ in found]
+
+    def _found(self, query: str, english: frozenset[str] = frozenset()) -> list[tuple[int, int, str, str, str]]:
+        """(start, end, short, long, the form written) of every acronym or long form in ``query`` whose other form
+        the query lacks, in query order; none inside a longer one found."""
         lowered = query.lower()
-        found: list[tuple[int, int, str]] = []  # (start, end, the form to add)
+        found: list[tuple[int, int, str, str, str]] = []
         for short, long, short_pattern, long_pattern in self._forms:  # a substring test before each pattern
             at_short = short_pattern.search(query) if short in query else None
+            if at_short is None and english and short.lower() in lowered and short.lower() not in english:
+                at_short = _whole_word(short.lower()).search(query)
             at_long = long_pattern.search(lowered) if long in lowered else None
             if at_short and not at_long:
-                found.append((*at_short.span(), long))
+                found.append((*at_short.span(), short, long, short))
             elif at_long and not at_short:
-                found.append((*at_long.span(), short))
-        return [add for start, end, add in sorted(found)
-                if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in found)]
+                found.append((*at_long.span(), short, long, long))
+        return [f for f in sorted(found)
+                if not any(o[0] <= f[0] and f[1] <= o[1] and o[:2] != f[:2] for o in found)]
 
 
 def _whole_word(form: str) -> re.Pattern:

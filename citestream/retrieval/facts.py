@@ -12,7 +12,7 @@ an answer.
 from __future__ import annotations
 
 from ..embedding import Embedder
-from ..models import Fact, FactsRecord, NoAnswer, QuestionEvent, RelevanceTrace, RetrievalTrace
+from ..models import Fact, FactsRecord, NoAnswer, QuestionEvent, QuestionReading, RelevanceTrace, RetrievalTrace
 from ..policy import Policy, RelevancePolicy, RetrievalPolicy
 from ..relevance import RelevanceModel, asked_scope
 from ..store import ChunkSearch
@@ -20,14 +20,16 @@ from ..store.search import Scope
 from .candidates import gather
 from .expansion import expand_query
 from .lexicon import corpus_lexicon
+from .reading import read_question
 from .acceptance import Accepted, accept_chunks, rerank_pool
 
 
 def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder: Embedder, rp: RetrievalPolicy,
                   relevance: RelevanceModel | None = None, relp: RelevancePolicy | None = None,
-                  index_version: str | None = None) -> tuple[Accepted, RetrievalTrace]:
+                  index_version: str | None = None, scored_as: str | None = None) -> tuple[Accepted, RetrievalTrace]:
     """The one retrieval path shared by the retrieve agent and the GroundingPack builder (``index_version``: the
-    one the caller read, so the corpus lexicon need not read it again)."""
+    one the caller read, so the corpus lexicon need not read it again). The relevance model scores the candidates
+    against ``scored_as`` (the question as read, ``reading``), else ``query``."""
     variants = expand_query(query, lexicon=corpus_lexicon(index, index_version) if rp.corpus_variant else None)
     pool_size = (relp or RelevancePolicy()).rerank_pool
     candidates = gather(variants, embedder.embed_together(variants), scope, index, rp, k,
@@ -36,7 +38,8 @@ def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder
     stages = list(candidates.trace.stages)
     if relevance is not None:
         pool = rerank_pool(candidates, rp, pool_size)
-        scores = {h.chunk_id: float(s) for h, s in zip(pool, relevance.score_passages(query, [h.text for h in pool]))}
+        scored = relevance.score_passages(scored_as or query, [h.text for h in pool])
+        scores = {h.chunk_id: float(s) for h, s in zip(pool, scored)}
         stages.append("rerank")
     selection = accept_chunks(candidates, query, k, rp, scores)
     stages += ["mmr"] if rp.use_mmr else []
@@ -45,12 +48,18 @@ def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder
 
 
 def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, embedder: Embedder,
-             policy: Policy, relevance: RelevanceModel | None = None) -> FactsRecord:
+             policy: Policy, relevance: RelevanceModel | None = None,
+             reading: QuestionReading | None = None) -> FactsRecord:
+    """Phase A for one question; ``reading`` is how it was read (``reading.QuestionReader``), made here if not
+    given."""
     k = min(question.top_k, policy.retrieval.top_k)
     relp = policy.relevance
+    if reading is None:
+        reading = read_question(question.question, corpus_lexicon(index, index_version)
+                                if policy.retrieval.corpus_variant else None)
     asked = asked_scope(question.question, question.scope, index.authorities(index_version))
     common = dict(**question.carry(policy_version=policy.version, index_version=index_version),
-                  question=question.question, scope=question.scope, top_k=k)
+                  question=question.question, scope=question.scope, top_k=k, reading=reading)
 
     def gate(scored: int = 0, best: float | None = None) -> RelevanceTrace | None:
         if relevance is None:
@@ -65,7 +74,7 @@ def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, em
                            no_answer=NoAnswer(code="WRONG_AUTHORITY", detail=asked.refusal))
     scope = asked.authorities if asked.authorities is not None else question.scope
     selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance, relp,
-                                     index_version)
+                                     index_version, reading.asked)
     best = max(selection.relevance.values(), default=None)
     no_answer = None
     hits = selection.hits

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..store import ChunkSearch, ChunkStore
 from .acronyms import AcronymMap, build_map
-from .spelling import Spelling, build_spelling
+from .spelling import Spelling, build_spelling, english_words
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,7 @@ class CorpusLexicon:
 
 
 def build_lexicon(documents: dict[str, str]) -> CorpusLexicon:
-    from ..embedding import wordpiece_words
-
-    return CorpusLexicon(build_map(documents), build_spelling(documents, wordpiece_words()))
+    return CorpusLexicon(build_map(documents), build_spelling(documents, english_words()))
 
 
 _cache: dict[tuple[str, str], CorpusLexicon] = {}

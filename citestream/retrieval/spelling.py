@@ -3,8 +3,8 @@
 A misspelt word matches nothing lexically and drags the query embedding off
 its subject. A query word of five or more letters is a typo when no document
 uses it in any inflection ("summarise" is known from "summarises") and it is
-not a common English word (a whole word of the embedding model's WordPiece
-vocabulary: "leaving" is not a typo of "leading"). It is read as the corpus
+no English word (``english_words``: "leaving" is not a typo of "leading", nor
+"serialization" of "sterilization"). It is read as the corpus
 word closest in edit distance (at most 1 under ten letters, 2 from ten on;
 same first letter), the more frequent one on a tie. A word near nothing
 ("blockchain") stays as written.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rapidfuzz.distance import DamerauLevenshtein
 
@@ -62,11 +63,37 @@ class Spelling:
 
     def correct(self, query: str) -> str:
         """``query`` with every misspelt word replaced by its corpus spelling; the rest unchanged."""
-        return _WORD.sub(lambda m: self.suggestion(m.group()) or m.group(), query)
+        return self.corrected(query)[0]
+
+    def corrected(self, query: str) -> tuple[str, list[str]]:
+        """``correct``'s text and what it changed ("sytem -> system"), in query order."""
+        changes: list[str] = []
+
+        def fix(match: re.Match) -> str:
+            suggestion = self.suggestion(match.group())
+            if suggestion is None:
+                return match.group()
+            changes.append(f"{match.group()} -> {suggestion}")
+            return suggestion
+
+        return _WORD.sub(fix, query), changes
 
 
 def _stem(word: str) -> str:
     return next(iter(matching_terms(word)), word)
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Words of English, never typos: the whole words of the embedding model's WordPiece vocabulary (~22,500) and
+    pyspellchecker's English word list (~160,000, MIT; shipped in its wheel, nothing downloaded). The WordPiece
+    list alone took "serialization" for a typo of the corpus' "sterilization" and "interchangeable" for
+    "interchangeably": a question about something the documents never mention must not be read as one they do."""
+    from spellchecker import SpellChecker
+
+    from ..embedding import wordpiece_words
+
+    return wordpiece_words() | frozenset(SpellChecker(language="en").word_frequency.keys())
 
 
 def build_spelling(documents: dict[str, str], english: frozenset[str] = frozenset()) -> Spelling:
