@@ -73,3 +73,4 @@ _.megabytes              # store/memory_index.py: printed by bench/scale.py
 topic_configs           # topics/__init__.py: read by tests/streams/test_topics.py
 _.max_seq_length  # sentence-transformers reads it: the training length of the relevance embedder
 threshold_ceiling       # relevance/training/train.py: read by scripts/relevance_ranking.py
+KINDS                   # core/slots.py: tests/test_slots.py checks the record model's AskedSlot against it

@@ -127,7 +127,7 @@ class Deps:
         from .llm import backend_from_settings
 
         return backend_from_settings(self.settings, self.relevance, self.policy.relevance,
-                                     lambda question: self.reader.read(question).asked)
+                                     self.reader.read)
 
     def warm(self) -> None:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""

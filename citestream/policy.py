@@ -93,6 +93,7 @@ class RelevancePolicy:
     answer_threshold: float = 0.60  # an answer sentence must score at least this (R5 NOT_ANSWERING)
     keep_ratio: float = 0.85        # further answer sentences must score this share of the best
     max_sentences: int = 2          # answer sentences the extractive backend quotes at most
+    requirement_sentences: int = 6  # ... when the question asks what something requires (the answer's row limit)
 
     def __post_init__(self) -> None:
         if not 0 <= self.fact_floor <= 1 or not 0 <= self.backstop <= 1 or not 0 < self.answer_threshold <= 1:

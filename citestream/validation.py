@@ -37,6 +37,7 @@ from .models.assembly import AnswerBundle, SelectedEvidence
 from .core.texts import PROMPT_REFUSAL_LOCK
 from .policy import Policy
 from .batching import split_rows
+from .core.slots import fills
 from .text import matching_terms, passage_words, read_units, split_sentences, words
 
 MAX_SENTENCES = 6
@@ -330,6 +331,18 @@ def related_clause(question: str, bundle: AnswerBundle, relevance) -> RelatedCla
                          relevance=round(float(scores[best]), 4))
 
 
+def near_miss_detail(clause: RelatedClause | None, threshold: float, slot: str) -> str:
+    """Why the closest passage does not answer: it scores below the threshold, or it lacks the value asked for."""
+    if clause is None:
+        return "no sentence of the evidence answers the question"
+    where = f"the closest passage ({clause.pdf}, p{clause.page}, {clause.chunk_id})"
+    if clause.relevance is not None and clause.relevance >= threshold and not fills(slot, clause.text):
+        return (f"{where} is related but states no {slot.replace('_', ' ')}, which the question asks for: "
+                f"\"{clause.text}\"")
+    return (f"{where} is related but does not answer the question (relevance {clause.relevance or 0:.2f} < "
+            f"{threshold}): \"{clause.text}\"")
+
+
 def row_readings(plain: str, evidence: SelectedEvidence) -> list[str]:
     """What the relevance model reads for an accepted row: the units of its chunk it quotes, as every stage reads
     them (a unit after its subject, ``text.read_units``); the row itself when it quotes none whole (a model that
@@ -378,15 +391,13 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
                   prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
     threshold = policy.relevance.answer_threshold
     asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
+    slot = record.reading.slot if record.reading else "open"
 
     def refusal(validation_status: str, failure_reason: str | None, dropped=(), no_answer: NoAnswer | None = None,
                 near_miss: bool = False):
         clause = related_clause(asked, record.answer_bundle, relevance) if near_miss else None
         if near_miss:
-            no_answer = NoAnswer(code="NOT_ANSWERING", detail=(
-                f"the closest passage ({clause.pdf}, p{clause.page}, {clause.chunk_id}) is related but does not "
-                f"answer the question (relevance {clause.relevance:.2f} < {threshold}): \"{clause.text}\""
-                if clause else "no sentence of the evidence answers the question"))
+            no_answer = NoAnswer(code="NOT_ANSWERING", detail=near_miss_detail(clause, threshold, slot))
         return ValidatedAnswer(
             **common, status="refused", answer_text=policy.refusal_text, classification="REFUSAL",
             generation_status=record.generation_status, validation_status=validation_status,
@@ -437,6 +448,10 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
     for (index, evidence, plain, support), score in zip(checked, scores):
         if score is not None and score < threshold:
             dropped.append(DroppedSentence(index=index, reason="NOT_ANSWERING", relevance=round(float(score), 4)))
+            continue
+        if not fills(slot, plain):  # on the topic, but without the value asked for: a near miss
+            dropped.append(DroppedSentence(index=index, reason="SLOT_NOT_FILLED",
+                                           relevance=None if score is None else round(float(score), 4)))
             continue
         sentences.append(AnswerSentence(n=len(sentences) + 1, text=plain, pdf=evidence.pdf, page=evidence.page,
                                         chunk_id=evidence.chunk_id, anchor=evidence.citation_anchor,

@@ -25,7 +25,9 @@ from dataclasses import dataclass, replace
 from ..batching import split_rows
 from ..evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
+from ..core.slots import fills
 from ..core.texts import PROMPT_REFUSAL_LOCK
+from ..models import QuestionReading
 from ..policy import RelevancePolicy
 from ..text import read_units, refers_back, sentence_units
 from .base import LLMReply
@@ -49,6 +51,14 @@ class Candidate:
     sentence: str
     block: EvidenceBlock
     about: bool = False  # read after a subject said in the unit before it (``text.subject``)
+
+
+def _with_list(c: Candidate, units: dict[tuple[int, int], str]) -> str:
+    """A unit with the list items it announces ("... include the following:"): what the slot check reads."""
+    if not c.sentence.rstrip().endswith(":"):
+        return c.sentence
+    items = (units.get((c.block_order, p)) for p in range(c.position + 1, c.position + 1 + LIST_ITEMS))
+    return " ".join([c.sentence, *(item for item in items if item)])
 
 
 def _with_context(kept: list[Candidate], units: dict[tuple[int, int], str]) -> list[Candidate]:
@@ -78,7 +88,7 @@ class ExtractiveBackend:
     model_name = "extractive-v3"
 
     def __init__(self, relevance=None, policy: RelevancePolicy | None = None,
-                 reader: Callable[[str], str] | None = None):
+                 reader: Callable[[str], QuestionReading] | None = None):
         self._relevance = relevance
         self.policy = policy or RelevancePolicy()
         self.reader = reader
@@ -108,19 +118,23 @@ class ExtractiveBackend:
         readable = [(order, unit) for order, block in enumerate(blocks) for unit in read_units(block.text)]
         if not readable:
             return []
-        asked = self.reader(question) if self.reader is not None else question
+        reading = self.reader(question) if self.reader is not None else None
+        asked, slot = (reading.asked, reading.slot) if reading is not None else (question, "open")
         flat = self.relevance.score(asked, [r for _, unit in readable for r in unit.readings])
         scores = [part.max() for part in split_rows(flat, [len(unit.readings) for _, unit in readable])]
         candidates = [Candidate(float(s), order, unit.position, unit.quote, blocks[order],
                                 about=unit.about and unit.quote == units[(order, unit.position)])
                       for (order, unit), s in zip(readable, scores)]
+        candidates = [c for c in candidates if fills(slot, _with_list(c, units))]  # the asked slot filled
+        if not candidates:
+            return []
         best = max(c.score for c in candidates)
         if best < self.policy.answer_threshold:
             return []
         floor = max(self.policy.answer_threshold, self.policy.keep_ratio * best)
         ranked = sorted((c for c in candidates if c.score >= floor),
                         key=lambda c: (-c.score, c.block_order, c.position))
-        kept = ranked[: self.policy.max_sentences]
+        kept = ranked[: self.policy.requirement_sentences if slot == "requirement" else self.policy.max_sentences]
         return sorted(_with_context(kept, units), key=lambda c: (c.block_order, c.position))
 
     def reply(self, chosen: list[Candidate]) -> dict:

@@ -27,7 +27,8 @@ class DroppedSentence(Contract):
     """A Phase C row ``_validate_synthesis`` dropped (recorded, never silent)."""
 
     index: int = Field(ge=0, description="Position in the model's answer_sentences list")
-    reason: Literal["INVALID_ROW", "UNKNOWN_KEY", "DUPLICATE_KEY", "OVER_MAX_SENTENCES", "NOT_ANSWERING"]
+    reason: Literal["INVALID_ROW", "UNKNOWN_KEY", "DUPLICATE_KEY", "OVER_MAX_SENTENCES", "NOT_ANSWERING",
+                    "SLOT_NOT_FILLED"]
     relevance: float | None = Field(None, ge=0.0, le=1.0, description="NOT_ANSWERING: the model's score")
 
 

@@ -43,6 +43,11 @@ class NoAnswer(Contract):
     detail: str = Field(max_length=1000)
 
 
+AskedSlot = Literal["duration", "frequency", "percentage", "count", "temperature", "money", "date", "quantity", "actor",
+                    "yes_no", "list", "definition", "requirement", "open"]
+"""What a question asks for (``core.slots``): a value of a kind an answer sentence must hold, or a statement."""
+
+
 class QuestionReading(Contract):
     """How retrieve read the question: ``asked`` is what every relevance decision after it scores (rerank, backstop,
     Phase B, sentence choice, R5), and the other fields say how it got there. Carried to the answer."""
@@ -52,6 +57,7 @@ class QuestionReading(Contract):
     background: str = Field("", description="The sentences around the asking one (the asker's situation)")
     corrected: list[str] = Field(default_factory=list, max_length=64, description="Typos read as corpus words")
     spelled_out: list[str] = Field(default_factory=list, max_length=64, description="Acronyms written out")
+    slot: AskedSlot = Field("open", description="What it asks for: an answer sentence must hold a value of that kind")
 
 
 class StageTiming(Contract):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from ..core.slots import asked_slot
 from ..models import QuestionReading
 from ..store import ChunkSearch, ChunkStore
 from ..text import split_sentences
@@ -44,8 +45,9 @@ def read_question(question: str, lexicon: CorpusLexicon | None) -> QuestionReadi
         text, corrected = lexicon.spelling.corrected(text)
         text, spelled = lexicon.acronyms.spelled_out(text, lexicon.spelling.english)
     asked, background = asking_part(text)
-    return QuestionReading(asked=asked or question, background=background, corrected=corrected[:64],
-                           spelled_out=spelled[:64])
+    asked = asked or question
+    return QuestionReading(asked=asked, background=background, corrected=corrected[:64], spelled_out=spelled[:64],
+                           slot=asked_slot(asked))
 
 
 class QuestionReader:

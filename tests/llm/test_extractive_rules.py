@@ -126,3 +126,26 @@ def test_a_sentence_read_with_its_subject_is_quoted_with_it():
                   "months in the CLARITY-AD trial. The drug targets soluble amyloid-beta protofibrils and received FDA "
                   "accelerated approval in 2023.")
     assert "Lecanemab, an anti-amyloid-beta antibody" in said(rows) and "The drug targets soluble" in said(rows)
+
+
+def test_the_sentence_that_holds_the_asked_value_is_chosen_over_a_closer_one_without():
+    """A duration question: the on-topic sentence without a number of days is never the answer; with nothing else,
+    the backend refuses (a near miss)."""
+    from citestream.models import QuestionReading
+
+    question = "How many days after the inspection does the office send its report?"
+    reading = QuestionReading(asked=question, slot="duration")
+    backend = ExtractiveBackend(reader=lambda _question: reading)
+    on_topic = "The office sends its inspection report to the establishment after the inspection is closed."
+    with_days = "The report is sent to the establishment within 45 days after the inspection."
+
+    def rows(*texts):
+        selected = [SelectedEvidence(chunk_id=f"c{i}", knowledge_id=f"k{i}", rank=i, similarity_score=0.5,
+                                     citation_anchor=f"C{i}", sanitized_text=t, pdf="g.pdf", page=1 + i)
+                    for i, t in enumerate(texts)]
+        raw = backend.complete(render_prompt(render_evidence(selected), question)).text
+        return None if raw == PROMPT_REFUSAL_LOCK else json.loads(raw)["answer_sentences"]
+
+    assert rows(on_topic) is None
+    chosen = rows(on_topic, with_days)
+    assert chosen is not None and all("45 days" in r["sentence"] for r in chosen)

@@ -12,7 +12,8 @@ import json
 import pytest
 
 from citestream.evidence import render_evidence
-from citestream.models import GenerationRecord, LLMExecutionResult, REFUSAL_TEXT
+from citestream.core.slots import asked_slot
+from citestream.models import GenerationRecord, LLMExecutionResult, QuestionReading, REFUSAL_TEXT
 from citestream.models.assembly import AssemblyMetrics, SelectedEvidence
 from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
 from citestream.text import read_units
@@ -35,9 +36,9 @@ def reply(*rows: dict, confidence="High") -> str:
 
 
 def run(raw: str, question: str = "How much do DOACs reduce stroke risk?", finish_reason="stop", bundle=BUNDLE,
-        relevance=None):
+        relevance=None, reading=None):
     record = GenerationRecord(
-        request_id="v-1", policy_version="p", question=question, scope="MIXED", generation_status="OK",
+        request_id="v-1", policy_version="p", question=question, scope="MIXED", generation_status="OK", reading=reading,
         answer_bundle=bundle, prompt_sha256="ab" * 32,
         llm=LLMExecutionResult(request_id="v-1", model_name="m", prompt_sha256="ab" * 32, generation_status="OK",
                                raw_model_text=raw, finish_reason=finish_reason, attempts=1, llm_latency_ms=1.0),
@@ -366,3 +367,20 @@ def test_meta_word_quoted_at_the_start_of_a_later_sentence_is_judged_within_that
     answer = run(json.dumps({"answer_sentences": [{"sentence": sentence, "pdf": "e.pdf", "page": 2,
                                                    "chunk_id": "e-1"}]}), bundle=bundle)
     assert answer.status == "answered", answer.failure_reason
+
+
+# ---------------------------------------------------------------- the asked slot (R5 for every backend)
+
+
+def test_a_row_without_the_value_asked_for_is_dropped_and_the_refusal_says_so(relevance):
+    """"How many days ...?" answered by a sentence on the topic that states no number of days: a near miss."""
+    question = "Within how many days must sponsors submit the final study report?"
+    reading = QuestionReading(asked=question, slot=asked_slot(question))
+    assert reading.slot == "duration"
+    on_topic = row("Sponsors must submit the final study report [C1].", 1)
+    answer = run(reply(on_topic), question=question, relevance=relevance, reading=reading)
+    assert_refused(answer, None)
+    assert [d.reason for d in answer.dropped_sentences] == ["SLOT_NOT_FILLED"]
+    stated = run(reply(row("Sponsors must submit the final study report within 90 days of study completion [C1].",
+                           1)), question=question, relevance=relevance, reading=reading)
+    assert stated.status == "answered", stated.failure_reason
