@@ -36,7 +36,13 @@ class RetrievalPolicy:
     semantic_weight: float = 1.0
     child_lexical_weight: float = 2.0
     parent_lexical_weight: float = 2.0
-    mmr_pool: int = 16                  # MMR chooses top_k among this many best fused candidates
+    mmr_pool: int = 32                  # MMR chooses top_k among this many best fused candidates
+    mmr_scaled: bool = True
+    """qa-v2.7: MMR weighs the relevance model's scores rescaled over its pool (best 1, worst 0), so λ compares
+    relevance and redundancy on one scale: raw scores span ~0.2-0.6 while sections of one guidance are ~0.87 alike,
+    and MMR dropped the answering section for an unrelated chunk (docs/retrieval.md)."""
+    mmr_duplicate: float = 0.95
+    """A candidate this alike to one already chosen is a copy (a draft and its final guidance), never chosen."""
     corpus_variant: bool = True         # qa-v1.1: one more variant in the corpus' words (spelling, acronyms)
 
 
@@ -87,7 +93,7 @@ class RelevancePolicy:
     threshold chosen on the dev split of the qa-v2 set (docs/relevance.md) for the shipped model: a different
     model (``CITESTREAM_RERANKER_MODEL``) needs its own (``CITESTREAM_RELEVANCE_*``)."""
 
-    rerank_pool: int = 16           # fused candidates the model scores per question (rerank_k)
+    rerank_pool: int = 32           # fused candidates the model scores per question (rerank_k; 16 before qa-v2.7)
     backstop: float = 0.30          # best candidate below this: nothing relevant, refuse (the hard backstop)
     fact_floor: float = 0.05        # Phase B: a fact below this is dropped (NOT_RELEVANT)
     answer_threshold: float = 0.60  # an answer sentence must score at least this (R5 NOT_ANSWERING)
@@ -104,7 +110,7 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
-    version: str = "qa-v2.6+R2_POLICY_V1"
+    version: str = "qa-v2.7+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

@@ -55,7 +55,10 @@ def _diverse(candidates: Candidates, floor: float, k: int, rp: RetrievalPolicy,
     score = (lambda h: relevance[h.chunk_id]) if relevance else (lambda h: h.score)
     if not rp.use_mmr or len(pool) <= 1:
         return [h for h, _ in sorted(pool, key=lambda p: -score(p[0]))[:k]]
-    picks = mmr([score(h) for h, _ in pool], np.stack([_embedding(h) for h, _ in pool]), k, rp.mmr_lambda)
+    rel = np.array([score(h) for h, _ in pool])
+    if rp.mmr_scaled and rel.max() > rel.min():
+        rel = (rel - rel.min()) / (rel.max() - rel.min())
+    picks = mmr(list(rel), np.stack([_embedding(h) for h, _ in pool]), k, rp.mmr_lambda, rp.mmr_duplicate)
     return [pool[i][0] for i in picks]
 
 

@@ -47,7 +47,10 @@ class AcronymMap:
         for start, stop, short, long, written in found:
             if start < end:  # overlaps the form before it: that one is spelled out already
                 continue
-            parts += [query[end:start], f"{long if written == short else query[start:stop]} ({short})"]
+            plural = query[start:stop].endswith("s") and not written.endswith("s")
+            both = (f"{long}s ({short}s)" if plural else f"{long} ({short})") if written == short \
+                else f"{query[start:stop]} ({short}s)" if plural else f"{query[start:stop]} ({short})"
+            parts += [query[end:start], both]
             end = stop
         return "".join(parts + [query[end:]]), [short for _, _, short, _, _ in found]
 
@@ -70,8 +73,8 @@ class AcronymMap:
 
 
 def _whole_word(form: str) -> re.Pattern:
-    """``form`` not inside a longer word or hyphenated compound ("PAT" but not "PAT-based")."""
-    return re.compile(rf"(?<![\w-]){re.escape(form)}(?![\w-])")
+    """``form`` or its plural, not inside a longer word or hyphenated compound ("PAT", "PATs", not "PAT-based")."""
+    return re.compile(rf"(?<![\w-]){re.escape(form)}s?(?![\w-])")
 
 
 def build_map(documents: dict[str, str]) -> AcronymMap:
@@ -82,12 +85,22 @@ def build_map(documents: dict[str, str]) -> AcronymMap:
     for body in documents.values():
         pairs = schwartz_hearst.extract_abbreviation_definition_pairs(doc_text=body, most_common_definition=True)
         for short, long in pairs.items():
-            short, long = short.strip(), " ".join(long.split())
+            short, long = _singular(short.strip(), " ".join(long.split()))
             if _usable(short, long):
                 defined_in[short][long.lower()] += 1
     limit = UBIQUITOUS_SHARE * len(documents)
     return AcronymMap({short: min(longs, key=lambda long: (-longs[long], long))
                        for short, longs in sorted(defined_in.items()) if _used_in(short, documents.values()) <= limit})
+
+
+def _singular(short: str, long: str) -> tuple[str, str]:
+    """A plural definition ("target product profiles (TPPs)") as its singular, so "TPP" and "TPPs" both read it."""
+    if len(short) > 2 and short.endswith("s") and short[:-1].isupper():
+        *head, last = long.split()
+        last = last[:-3] + "y" if last.endswith("ies") else last[:-1] if last.endswith("s") and not last.endswith(
+            "ss") else last
+        return short[:-1], " ".join([*head, last])
+    return short, long
 
 
 def _schwartz_hearst():

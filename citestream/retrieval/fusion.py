@@ -18,8 +18,9 @@ def rrf(lists: Sequence[tuple[Sequence[Ranked], float]], k: int = 60) -> list[tu
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def mmr(relevance: Sequence[float], embeddings: np.ndarray, k: int, lam: float) -> list[int]:
-    """Indexes of up to ``k`` items chosen greedily by λ·relevance − (1−λ)·max cosine to those already chosen.
+def mmr(relevance: Sequence[float], embeddings: np.ndarray, k: int, lam: float, duplicate: float = 1.0) -> list[int]:
+    """Indexes of up to ``k`` items chosen greedily by λ·relevance − (1−λ)·max cosine to those already chosen; an item
+    whose cosine to a chosen one exceeds ``duplicate`` is a copy, never chosen.
 
     ``relevance`` is each item's cosine similarity to the query (the classic MMR of Carbonell & Goldstein,
     on the same scale as the diversity term). The first pick is the most relevant item; ties go to the
@@ -37,6 +38,9 @@ def mmr(relevance: Sequence[float], embeddings: np.ndarray, k: int, lam: float) 
     max_sim = np.full(n, -np.inf)
     remaining = list(range(n))
     while remaining and len(chosen) < k:
+        remaining = [i for i in remaining if max_sim[i] <= duplicate]
+        if not remaining:
+            break
         if not chosen:
             best = max(remaining, key=lambda i: (rel[i], -i))
         else:

@@ -78,3 +78,12 @@ def test_reading_acronyms_leaves_the_process_logging_as_it_was():
               "root = logging.getLogger(); print(root.level, len(root.handlers))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [str(logging.WARNING), "0"]
+
+
+def test_a_plural_definition_reads_both_the_singular_and_the_plural():
+    acronyms = build_map({"tpp": "Sponsors discuss target product profiles (TPPs) early. A TPP is a summary.",
+                          "a": "Nothing here.", "b": "Nor here.", "c": "Nor here.", "d": "Nor here either."})
+    assert acronyms.long_of["TPP"] == "target product profile"
+    spelled, _ = acronyms.spelled_out("Is the TPP part of the file?")
+    assert spelled == "Is the target product profile (TPP) part of the file?"
+    assert acronyms.spelled_out("Are TPPs shared?")[0] == "Are target product profiles (TPPs) shared?"

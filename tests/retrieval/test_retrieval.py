@@ -171,6 +171,16 @@ def test_mmr_prefers_a_diverse_item_over_a_near_duplicate():
     assert mmr([1.0, 0.95, 0.8], vectors, 2, 1.0) == [0, 1]  # λ = 1 is plain relevance
 
 
+def test_mmr_never_takes_a_copy_and_keeps_a_sibling_section_when_relevance_is_scaled():
+    """Two sections of one guidance are ~0.87 alike; a copy is ~1. On raw relevance (~0.5 against ~0.25) MMR trades
+    the sibling for an unrelated item; on relevance rescaled over the pool it keeps it, and a copy never goes in."""
+    sibling = np.array([[1.0, 0.0, 0.0], [0.87, 0.49, 0.0], [0.3, 0.0, 0.95], [1.0, 0.001, 0.0]])
+    raw = [0.53, 0.50, 0.25, 0.529]
+    assert mmr(raw, sibling, 2, 0.60, duplicate=0.95) == [0, 2]  # classic MMR: the unrelated item
+    scaled = [(r - min(raw)) / (max(raw) - min(raw)) for r in raw]
+    assert mmr(scaled, sibling, 2, 0.60, duplicate=0.95) == [0, 1]  # the sibling; the copy (index 3) never
+
+
 def test_mmr_is_deterministic_on_ties():
     vectors = np.eye(3)
     assert mmr([0.5, 0.5, 0.5], vectors, 3, 0.6) == [0, 1, 2]
