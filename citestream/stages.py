@@ -24,14 +24,21 @@ from .provenance import ASSEMBLE, evidence_digest, generation_problem
 from .retrieval import retrieve
 from .validation import validate
 from .verification import judge_from_settings, pack_finder, verify_claims
+from .verification.premises import unsupported_premise
 
 
 def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
     """Phase A: facts with scores, never an answer. One reading transaction: the index version is read with the
-    search's settings and the question's lexemes, and the candidate lists and their hydration share it."""
+    search's settings and the question's lexemes, and the candidate lists and their hydration share it. A question
+    whose premise the documents do not support keeps no fact (``FALSE_PREMISE``)."""
     with deps.search.reading(deps.policy.retrieval.hnsw_ef_search, question.question) as reader:
         reading = deps.reader.read(question.question, reader.index_version)
-        return retrieve(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance, reading)
+        facts = retrieve(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance, reading)
+    if facts.no_answer is None and reading.premises:
+        refusal = unsupported_premise(reading.premises, question.scope, _claim_judge(deps), _pack_finder(deps))
+        if refusal is not None:
+            return facts.model_copy(update={"facts": [], "no_answer": refusal})
+    return facts
 
 
 def filter_relevant(facts: FactsRecord, deps: Deps) -> RelevantFactsRecord:
@@ -78,9 +85,16 @@ def ingest_documents(request: IngestRequest, deps: Deps) -> IngestResult:
 
 def verify_claim_request(request: ClaimVerifyRequest, deps: Deps) -> ClaimVerifyResult:
     """A verdict per claim, on the hybrid grounding pack (retrieved when only a query came)."""
-    judge = judge_from_settings(deps.settings, lambda: deps.llm, lambda: deps.claim_relevance)
-    return verify_claims(request, judge, pack_finder(deps.search, deps.embedder, deps.policy, deps.claim_relevance),
-                         deps.policy.version, deps.chunks.index_version())
+    return verify_claims(request, _claim_judge(deps), _pack_finder(deps), deps.policy.version,
+                         deps.chunks.index_version())
+
+
+def _claim_judge(deps: Deps):
+    return judge_from_settings(deps.settings, lambda: deps.llm, lambda: deps.claim_relevance)
+
+
+def _pack_finder(deps: Deps):
+    return pack_finder(deps.search, deps.embedder, deps.policy, deps.claim_relevance)
 
 
 def report_compliance(request: ComplianceRequest, deps: Deps) -> ComplianceReportRecord:

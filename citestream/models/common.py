@@ -33,6 +33,7 @@ NoAnswerCode = Literal[
     "WRONG_AUTHORITY",   # the question asks about a regulator whose documents are not indexed (or out of scope)
     "NOT_RELEVANT",      # no candidate passage reached the relevance backstop
     "NOT_ANSWERING",     # relevant passages, but no sentence the model judges to answer the question
+    "FALSE_PREMISE",     # the question assumes something the documents contradict or do not state
 ]
 
 
@@ -58,6 +59,8 @@ class QuestionReading(Contract):
     corrected: list[str] = Field(default_factory=list, max_length=64, description="Typos read as corpus words")
     spelled_out: list[str] = Field(default_factory=list, max_length=64, description="Acronyms written out")
     slot: AskedSlot = Field("open", description="What it asks for: an answer sentence must hold a value of that kind")
+    premises: list[str] = Field(default_factory=list, max_length=16,
+                                description="What it takes for granted, checked like claims before any answer")
 
 
 class StageTiming(Contract):

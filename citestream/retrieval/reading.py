@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from ..core.premises import premises
 from ..core.slots import asked_slot
 from ..models import QuestionReading
 from ..store import ChunkSearch, ChunkStore
@@ -47,7 +48,7 @@ def read_question(question: str, lexicon: CorpusLexicon | None) -> QuestionReadi
     asked, background = asking_part(text)
     asked = asked or question
     return QuestionReading(asked=asked, background=background, corrected=corrected[:64], spelled_out=spelled[:64],
-                           slot=asked_slot(asked))
+                           slot=asked_slot(asked), premises=premises(asked, background)[:16])
 
 
 class QuestionReader:

@@ -41,3 +41,14 @@ def test_warm_builds_what_the_first_question_would_wait_for(settings, smoke_inge
     lexicon._cache.clear()
     Deps(settings).warm()
     assert len(lexicon._cache) == 1
+
+
+def test_a_question_whose_premise_the_documents_contradict_is_refused_naming_it(settings, smoke_ingested):
+    """On the real model and Postgres: the premise is checked like a claim before any answer."""
+    deps = Deps(settings)
+    false = answer_inprocess(QuestionEvent(
+        request_id=new_request_id(),
+        question="Since lecanemab targets tau protein tangles, how large was its effect on cognitive decline?"), deps)
+    assert false.answer_text == REFUSAL_TEXT and false.refusal_code == "FALSE_PREMISE"
+    assert "lecanemab targets tau protein tangles" in false.explanation
+    assert false.reading.premises == ["lecanemab targets tau protein tangles"]
