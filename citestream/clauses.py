@@ -31,7 +31,8 @@ class Clause:
     negated: bool                  # its own negation, and that of the clauses it completes
     agents: frozenset[str]         # who does it: head lemmas, pronouns resolved where the parse allows
     patients: frozenset[str]       # what or who undergoes it (object, passive subject)
-    words: frozenset[str]          # content lemmas of the clause's own tokens (its sub-clauses excluded)
+    subjects: frozenset[str]       # who or what it is about: its doers, its passive or copular subject
+    agent_words: frozenset[str]    # every noun of the doers' phrases: a name the parse did not make the head
 
 
 @lru_cache(maxsize=1)
@@ -63,13 +64,18 @@ def _conjoined(token: Any) -> list[Any]:
     return out
 
 
+def _subjects(verb: Any) -> list[Any]:
+    return [g for c in verb.children if c.dep_ in ("nsubj", "nsubjpass", "csubj", "csubjpass") for g in _conjoined(c)]
+
+
 def _roles(verb: Any) -> tuple[list[Any], list[Any]]:
     """(agents, patients) of a predicate from its own children: active subject and object, passive subject and
-    "by" agent, and the noun a participle modifies ("the standard selected by FDA")."""
+    "by" agent, and the noun a participle modifies ("the standard selected by FDA"). The subject of "be" is what
+    the state is about, a patient: "X is not necessary" says nothing of who acts."""
     agents, patients = [], []
     for child in verb.children:
         if child.dep_ in ("nsubj", "csubj"):
-            agents += _conjoined(child)
+            (patients if verb.lemma_ == "be" else agents).extend(_conjoined(child))
         elif child.dep_ in ("nsubjpass", "csubjpass", "dobj", "attr", "oprd"):
             patients += _conjoined(child)
         elif child.dep_ == "agent":
@@ -80,17 +86,18 @@ def _roles(verb: Any) -> tuple[list[Any], list[Any]]:
 
 
 def _inherited_agents(verb: Any) -> list[Any]:
-    """The doer of a clause without a subject of its own: "FDA intends to select" (its governor's subject),
-    "asks applicants to submit" (its governor's object), "FDA reviews and selects" (the first conjunct's)."""
+    """The doer of a clause without a subject of its own: "FDA intends to select" (its governor's subject), "asks
+    applicants to submit" (its governor's object), "FDA reviews and selects" (the first conjunct's active
+    subject). "The first step is to choose" names nobody."""
     head = verb.head
+    if head is verb or "be" in (verb.lemma_, head.lemma_):
+        return []
     if verb.dep_ == "xcomp":
-        objects = [c for c in head.children if c.dep_ == "dobj"]
-        if objects:
-            return objects
-        return [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")] or _inherited_agents(head)
-    if verb.dep_ == "conj" and head is not verb:
-        agents, _ = _roles(head)
-        return agents or _inherited_agents(head)
+        return ([c for c in head.children if c.dep_ == "dobj"]
+                or [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")] or _inherited_agents(head))
+    if verb.dep_ == "conj":
+        return [c for c in head.children if c.dep_ == "nsubj"] or (
+            [] if any(c.dep_ == "nsubjpass" for c in head.children) else _inherited_agents(head))
     return []
 
 
@@ -103,6 +110,12 @@ def _negated(token: Any) -> bool:
                                                      for d in child.children):
                 return True
     return False
+
+
+def _shares_negation(verb: Any) -> bool:
+    """"does not reside or have a place": a conjoined verb without a subject of its own is negated with the first."""
+    return (verb.dep_ == "conj" and verb.head is not verb and _negated(verb.head)
+            and not any(c.dep_ in ("nsubj", "nsubjpass") for c in verb.children))
 
 
 def _predicate_token(token: Any) -> Any:
@@ -120,21 +133,15 @@ def _is_predicate(token: Any) -> bool:
     return token.pos_ == "AUX" and token.dep_ in ("ROOT", "ccomp", "advcl", "relcl", "conj")
 
 
-def _own_tokens(verb: Any) -> list[Any]:
-    """The clause's tokens, without the clauses under it."""
-    out, stack = [], [verb]
-    while stack:
-        token = stack.pop()
-        out.append(token)
-        stack += [c for c in token.children if not (_is_predicate(c) and c.dep_ in PREDICATE_DEPS)]
-    return out
-
-
 @lru_cache(maxsize=8192)
 def clauses(text: str, authority: str = "") -> tuple[Clause, ...]:
     """The clauses of ``text`` (any number of sentences), in order; ``authority`` is whom "we"/"the Agency" name."""
     doc = _pipeline()(text)
     out = []
+
+    def parties(tokens: list[Any]) -> frozenset[str]:
+        return frozenset(p for p in (_party(t, authority) for t in tokens) if p)
+
     for token in doc:
         if not _is_predicate(token):
             continue
@@ -142,19 +149,17 @@ def clauses(text: str, authority: str = "") -> tuple[Clause, ...]:
         if not agents:
             agents = _inherited_agents(token)
         head = _predicate_token(token)
-        negated = _negated(token)
+        negated = _negated(token) or _shares_negation(token)
         governor = token
         while governor.dep_ in COMPLEMENT_DEPS and governor.head is not governor:
             governor = governor.head
             negated ^= _negated(governor)
         if head is not token:
             patients = [p for p in patients if p is not head]
-        words = frozenset(t.lemma_.lower() for t in _own_tokens(token) if t.is_alpha and not t.is_stop)
         out.append(Clause(
-            predicate=head.lemma_.lower(), negated=negated,
-            agents=frozenset(p for p in (_party(a, authority) for a in agents) if p),
-            patients=frozenset(p for p in (_party(a, authority) for a in patients) if p),
-            words=words))
+            predicate=head.lemma_.lower(), negated=negated, agents=parties(agents), patients=parties(patients),
+            subjects=parties(agents + _subjects(token)),
+            agent_words=parties([t for a in agents for t in a.subtree if t.pos_ in ("NOUN", "PROPN")])))
     return tuple(out)
 
 

@@ -18,12 +18,16 @@ if that sentence also agrees with it on every number, unit and polarity. Fail cl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ..clauses import SELF_REFERENCES
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verify import Claim, ClaimVerdict, EvidenceRef
 from ..text import file_name_words, sentence_units, words
-from .checks import direction_conflict, negated, negated_where, swapped_roles
+from .checks import direction_conflict, negated_where, swapped_roles
 from .numbers import check_numbers
 from .offline import in_context
+from .structure import participants, structural_conflict
 from .terms import claim_terms, missing_terms
 
 SUPPORT_THRESHOLD = 0.5
@@ -32,17 +36,30 @@ PARAPHRASE_THRESHOLD = 0.8
 CANDIDATES = 3
 
 
-def conflict(claim: str, sentence: str) -> str | None:
+@dataclass(frozen=True)
+class Conflict:
+    why: str
+    structural: bool
+    """Read from who does what in one clause: a contradiction wherever the sentence stands among the candidates
+    (before one that passes). The other checks read the whole sentence, so they only bar it (and decide ``fail``
+    on the best one)."""
+
+
+def conflict(claim: str, sentence: str, authority: str = "") -> Conflict | None:
     numbers = check_numbers(claim, sentence)
     if numbers.conflicting:
-        return "numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting)
-    if negated(claim) != negated_where(sentence, claim):
-        return "negation differs: the evidence asserts the opposite"
-    return direction_conflict(claim, sentence) or swapped_roles(claim, sentence)
+        return Conflict("numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting), False)
+    structural = structural_conflict(claim, sentence, authority)
+    if structural:
+        return Conflict(structural, True)
+    if negated_where(claim, claim) != negated_where(sentence, claim):
+        return Conflict("negation differs: the evidence asserts the opposite", False)
+    other = direction_conflict(claim, sentence) or swapped_roles(claim, sentence)
+    return Conflict(other, False) if other else None
 
 
 class RelevanceJudge:
-    name = "relevance-v1"
+    name = "relevance-v2"
 
     def __init__(self, relevance, support_threshold: float = SUPPORT_THRESHOLD,
                  paraphrase_threshold: float = PARAPHRASE_THRESHOLD):
@@ -57,22 +74,23 @@ class RelevanceJudge:
             return self._verdict(claim, "unclear", "no grounding sentences: nothing can support the claim")
         scores = self.relevance.score(claim.text, [u for u, _, _ in units])
         order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
-        best = order[0]
-        if scores[best] < self.support_threshold:
-            return self._verdict(claim, "unclear", f"no sentence states the claim (best support {scores[best]:.2f} "
-                                                   f"< {self.support_threshold})")
-        unit, chunk, _ = units[best]
-        why = conflict(claim.text, unit)
-        if why:
-            return self._verdict(claim, "fail", why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
+        if scores[order[0]] < self.support_threshold:
+            return self._verdict(claim, "unclear", f"no sentence states the claim (best support "
+                                                   f"{scores[order[0]]:.2f} < {self.support_threshold})")
         terms = claim_terms(claim.text)
-        first_gap: list[str] = []  # the best sentence passed the threshold, so the loop sets it
-        for i in order[:CANDIDATES]:
-            if scores[i] < self.support_threshold:
-                break
-            _, chunk, context = units[i]
-            said = [t for t in terms if t.exact or scores[i] < self.paraphrase_threshold]
-            missing = [t.raw for t in missing_terms(said, f"{context} {_document_name(chunk)}")]
+        first_gap: list[str] = []
+        for rank, i in enumerate(i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold):
+            unit, chunk, context = units[i]
+            found = conflict(claim.text, unit, _authority(chunk))
+            if found and (rank == 0 or found.structural):
+                return self._verdict(claim, "fail", found.why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
+            if found:
+                continue
+            parties = participants(claim.text, _authority(chunk))
+            said = [t for t in terms if t.exact or t.key in parties or scores[i] < self.paraphrase_threshold]
+            missing = [t.raw for t in missing_terms([t for t in said if t.key in parties], _naming(context, chunk))]
+            missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties],
+                                                     f"{context} {_document_name(chunk)}")]
             missing += [q.text for q in check_numbers(claim.text, context).unsupported]
             if not missing:
                 return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",
@@ -84,6 +102,17 @@ class RelevanceJudge:
     def _verdict(claim: Claim, verdict: str, why: str, evidence: list[EvidenceRef] | None = None) -> ClaimVerdict:
         return ClaimVerdict(claimId=claim.id, claim=claim.text, verdict=verdict, evidence=evidence or [],
                             rationale=why)
+
+
+def _authority(chunk: GroundingChunk) -> str:
+    return str(chunk.metadata.get("authority") or "")
+
+
+def _naming(context: str, chunk: GroundingChunk) -> str:
+    """Where the claim's parties must be named: the sentence itself, where "we" and "the Agency" are the document's
+    authority. A document's name says what it is about, not who does what in it."""
+    said = {w.lower() for w in words(context)}
+    return f"{context} {_authority(chunk)}" if said & SELF_REFERENCES else context
 
 
 def _document_name(chunk: GroundingChunk) -> str:

@@ -18,11 +18,10 @@ subset, and ``scripts/relevance_ablation.py`` measures such models on dev (docs/
   the text that answered the plain question (0): an on-topic text that does not cover what was asked; and a
   question built on a false premise — a corpus sentence with its polarity flipped or a number changed, asked
   about ("Why must applicants ...?", "Since ..., how ...?") — against the very sentence it falsifies (0).
-* ``claims`` — claims built from corpus sentences (``constructions``): a sentence supports its own claim (1), not
-  the claim with its polarity flipped, its actor swapped, a number, unit or restrictor changed (0); and sentences
-  the local LLM restated as claims, when there are any: the source sentence supports its claim (1); the claim with
-  a number changed or its polarity flipped does not (0), nor do the chunk's other sentences. Only claim
-  verification reads the cross-encoder.
+* ``claims`` — sentences the local LLM restated as claims in its own words, numbers kept, when there are any (none
+  are committed): the source sentence supports its claim (1); the claim with a number changed or its polarity
+  flipped does not (0), nor do the chunk's other sentences. The claims built from corpus sentences by construction
+  (polarity, actor, quantity, restrictor) train a stage of their own (``claims_stage``).
 * ``offtopic`` — general questions (cooking, sport, IT, ...) against the corpus text closest to them (0).
 * ``noise`` — not a source: a quarter of the questions again with typos, or an acronym swapped for its long form
   (or back), same label, so reworded questions are read like direct ones.
@@ -41,7 +40,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...text import content_terms, file_name_words, sentence_units, words
-from .constructions import constructed_claims
 from .corpus import CorpusChunk, informative
 
 SOURCES = ("llm", "fdaqa", "definitions", "authority", "premise", "claims", "offtopic")
@@ -457,8 +455,6 @@ def build_pairs(chunks: Sequence[CorpusChunk], llm_questions: Sequence[dict], fd
         pairs += fdaqa_pairs(fdaqa, chunks, rng)
     if "claims" in sources:
         pairs += claim_pairs(llm_claims, chunks, rng)
-        pairs += [Pair(claim, unit, label, "claims", "sentence", pdf)
-                  for claim, unit, label, _, pdf in constructed_claims(chunks)]
     base = sorted(answered, key=lambda p: (p.question, p.text))
     if "authority" in sources:
         pairs += authority_pairs(rng.sample(base, len(base) // 3), {c.text: c for c in chunks}
