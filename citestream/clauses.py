@@ -72,7 +72,8 @@ def _roles(verb: Any) -> tuple[list[Any], list[Any]]:
     """(agents, patients) of a predicate from its own children: active subject and object, passive subject and
     "by" agent, and the noun a participle modifies ("the standard selected by FDA"). The subject of "be" is what
     the state is about, a patient: "X is not necessary" says nothing of who acts."""
-    agents, patients = [], []
+    agents: list[Any] = []
+    patients: list[Any] = []
     for child in verb.children:
         if child.dep_ in ("nsubj", "csubj"):
             (patients if verb.lemma_ == "be" else agents).extend(_conjoined(child))
@@ -102,14 +103,13 @@ def _inherited_agents(verb: Any) -> list[Any]:
 
 
 def _negated(token: Any) -> bool:
+    """"not", "never" on the predicate, or "no"/"none" as its subject or object: "no approval is required"."""
     if any(c.dep_ == "neg" for c in token.children):
         return True
-    for child in token.children:
-        if child.dep_ in ("nsubj", "nsubjpass", "dobj", "attr"):
-            if child.lower_ in NEGATING_NOUNS or any(d.dep_ == "det" and d.lower_ in NEGATING_DETERMINERS
-                                                     for d in child.children):
-                return True
-    return False
+    return any(c.dep_ in ("nsubj", "nsubjpass", "dobj", "attr")
+               and (c.lower_ in NEGATING_NOUNS
+                    or any(d.dep_ == "det" and d.lower_ in NEGATING_DETERMINERS for d in c.children))
+               for c in token.children)
 
 
 def _shares_negation(verb: Any) -> bool:

@@ -26,7 +26,8 @@ CONFIG = TrainConfig(lr=2e-5, max_length=128, seed=20261127)
 
 
 def claims_pairs(chunks: Sequence[CorpusChunk]) -> list[Pair]:
-    return [Pair(claim, unit, label, "claims", "sentence", pdf) for claim, unit, label, _, pdf in constructed_claims(chunks)]
+    return [Pair(claim, unit, label, "claims", "sentence", pdf)
+            for claim, unit, label, _, pdf in constructed_claims(chunks)]
 
 
 def tune_claims(base: Path, claims: Sequence[Pair], replay: Sequence[Pair], out_dir: Path,
