@@ -32,7 +32,7 @@ class Clause:
     agents: frozenset[str]         # who does it: head lemmas, pronouns resolved where the parse allows
     patients: frozenset[str]       # what or who undergoes it (object, passive subject)
     subjects: frozenset[str]       # who or what it is about: its doers, its passive or copular subject
-    agent_words: frozenset[str]    # every noun of the doers' phrases: a name the parse did not make the head
+    agent_words: frozenset[str]    # every word of the doers' phrases: a name the parse did not make the head
 
 
 @lru_cache(maxsize=1)
@@ -53,6 +53,12 @@ def _party(token: Any, authority: str) -> str | None:
     if lemma in SELF_REFERENCES and authority:
         return authority.lower()
     return lemma if token.pos_ in ("NOUN", "PROPN", "PRON") or token.dep_ in ("csubj", "csubjpass") else None
+
+
+def _word(token: Any, authority: str) -> str:
+    """A word of a doer's phrase, whatever its tag ("such as apixaban" is sometimes read as an adjective)."""
+    word = token.lemma_.lower()
+    return authority.lower() if word in SELF_REFERENCES and authority else word
 
 
 def _conjoined(token: Any) -> list[Any]:
@@ -159,7 +165,7 @@ def clauses(text: str, authority: str = "") -> tuple[Clause, ...]:
         out.append(Clause(
             predicate=head.lemma_.lower(), negated=negated, agents=parties(agents), patients=parties(patients),
             subjects=parties(agents + _subjects(token)),
-            agent_words=parties([t for a in agents for t in a.subtree if t.pos_ in ("NOUN", "PROPN")])))
+            agent_words=frozenset(_word(t, authority) for a in agents for t in a.subtree if t.is_alpha and not t.is_stop)))
     return tuple(out)
 
 
