@@ -1,19 +1,20 @@
-"""The default claim judge: the relevance model finds the sentence that states the claim; the claim passes only
-if that sentence also agrees with it on every number, unit and polarity. Fail closed.
+"""The default claim judge: the relevance model finds the sentences that may state the claim; the claim passes only
+if one of them agrees with it on who does what, polarity, every number and every name. Fail closed.
 
-* Every sentence unit of the pack is scored with the claim (the model was trained on claims restated from the
-  corpus, and on the same claims with a number changed or the polarity flipped, as not supported).
+* Every sentence unit of the pack is scored with the claim (the cross-encoder's last training stage was claims
+  built from corpus sentences, and the same claims with their polarity flipped, actor swapped, a number, unit or
+  restrictor changed, as not supported).
 * The best unit must reach ``support_threshold``; below it nothing in the pack states the claim: ``unclear``.
-* On the best unit, the deterministic checks of the rules judge: a number of the same unit that disagrees, a
-  negation on one side only, an opposite direction ("increase" / "decrease") or swapped roles is ``fail``.
-* A claim passes on the first of the ``CANDIDATES`` best units above the threshold that states all of it: every
-  number, every restrictor ("only", "all"), every name (acronyms, capitalised names, section references such as
-  505(j): exactly, in the unit or in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf), and
-  the other words by stem — unless the model judges the unit a restatement of the claim
+* The ``CANDIDATES`` best units above the threshold are read in score order. A unit that states a clause of the
+  claim with another doer or the opposite polarity (``structure``) makes it ``fail``; so does any conflict on the
+  best unit (a number of the same unit that disagrees, a negation on one side only, an opposite direction,
+  swapped roles around "than"). A unit with such a conflict elsewhere is passed over.
+* The first unit without a conflict that states all of the claim passes it: every number, every restrictor
+  ("only", "all"), every name (acronyms, capitalised names, section references such as 505(j): exactly, in the
+  unit or in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf), the claim's doers and
+  subjects (in the unit itself), and the other words by stem — unless the model judges the unit a restatement
   (``paraphrase_threshold``): then the other words may be the unit's own ("expects … to arrive" for "anticipates
-  … will be submitted"). Names and numbers stay exact because the model does not see that "pilot scale" is not
-  "commercial scale", or 505(j) not 505(c).
-  Otherwise ``unclear``. Only ``pass`` carries the unit quoted as evidence.
+  … will be submitted"). Otherwise ``unclear``. Only ``pass`` carries the unit quoted as evidence.
 """
 
 from __future__ import annotations
