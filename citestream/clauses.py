@@ -165,7 +165,8 @@ def clauses(text: str, authority: str = "") -> tuple[Clause, ...]:
         out.append(Clause(
             predicate=head.lemma_.lower(), negated=negated, agents=parties(agents), patients=parties(patients),
             subjects=parties(agents + _subjects(token)),
-            agent_words=frozenset(_word(t, authority) for a in agents for t in a.subtree if t.is_alpha and not t.is_stop)))
+            agent_words=frozenset(_word(t, authority) for a in agents for t in a.subtree
+                                  if t.is_alpha and not t.is_stop)))
     return tuple(out)
 
 
