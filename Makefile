@@ -68,8 +68,7 @@ local-llm: install
 	@VENV=$(VENV) STATE=$(STATE) bash scripts/local_llm.sh
 
 # Train the relevance models from ../shared/corpus, the fda-qa pairs and the committed LLM questions: the
-# cross-encoder in three stages (~30 + ~25 + ~15 min on 2 cores: pairs, mined groups on top, then claims built from
-# corpus sentences with their polarity, actor, numbers or restrictors changed) into $(MODEL_OUT), and
+# cross-encoder in two stages (~30 + ~25 min on 2 cores: pairs, then mined groups on top) into $(MODEL_OUT), and
 # the relevance embedder, whose cosine is the answer flow's score (~28 min), into $(MODEL_OUT)-embedder
 # (docs/relevance.md), with the training sets' hashes and metrics. The package ships the same recipes' results in
 # citestream/relevance/weights/ and embedder_weights/; use others with CITESTREAM_RERANKER_MODEL=$(MODEL_OUT) and
@@ -77,8 +76,7 @@ local-llm: install
 MODEL_OUT ?= $(STATE)/models/relevance
 model: install
 	$(CLI) model train --out $(MODEL_OUT)-stage1
-	$(CLI) model refine --base $(MODEL_OUT)-stage1 --out $(MODEL_OUT)-stage2
-	$(CLI) model claims --base $(MODEL_OUT)-stage2 --out $(MODEL_OUT)
+	$(CLI) model refine --base $(MODEL_OUT)-stage1 --out $(MODEL_OUT)
 	$(CLI) model embedder --out $(MODEL_OUT)-embedder
 
 clean: down
