@@ -1,9 +1,7 @@
 """The default claim judge: the relevance model finds the sentences that may state the claim; the claim passes only
 if one of them agrees with it on who does what, polarity, every number and every name. Fail closed.
 
-* Every sentence unit of the pack is scored with the claim (the cross-encoder's last training stage was claims
-  built from corpus sentences, and the same claims with their polarity flipped, actor swapped, a number, unit or
-  restrictor changed, as not supported).
+* Every sentence unit of the pack is scored with the claim (the relevance model's blend at the claim weight).
 * The best unit must reach ``support_threshold``; below it nothing in the pack states the claim: ``unclear``.
 * The ``CANDIDATES`` best units above the threshold are read in score order. A unit that states a clause of the
   claim with another doer or the opposite polarity (``structure``) makes it ``fail``; so does any conflict on the
