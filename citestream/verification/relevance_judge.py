@@ -95,7 +95,9 @@ class RelevanceJudge:
                 return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",
                                      [EvidenceRef(chunkId=chunk.chunk_id, quote=context)])
             first_gap = first_gap or missing
-        return self._verdict(claim, "unclear", "the closest sentences do not state: " + ", ".join(first_gap))
+        why = ("the closest sentences do not state: " + ", ".join(first_gap) if first_gap
+               else "the closest sentences other than the best one conflict with the claim")
+        return self._verdict(claim, "unclear", why)
 
     @staticmethod
     def _verdict(claim: Claim, verdict: str, why: str, evidence: list[EvidenceRef] | None = None) -> ClaimVerdict:
