@@ -67,8 +67,13 @@ class RelevanceJudge:
         self.paraphrase_threshold = paraphrase_threshold
 
     def judge(self, claim: Claim, pack: GroundingPack) -> ClaimVerdict:
-        units = [(unit, chunk, context) for chunk in pack.chunks
-                 for unit, context in in_context(sentence_units(chunk.text)) if len(words(unit)) >= 4]
+        units: list[tuple[str, GroundingChunk, str]] = []
+        holders: dict[str, list[GroundingChunk]] = {}
+        for chunk in pack.chunks:
+            for unit, context in in_context(sentence_units(chunk.text)):
+                if len(words(unit)) >= 4 and unit not in holders:
+                    units.append((unit, chunk, context))
+                holders.setdefault(unit, []).append(chunk)
         if not units:
             return self._verdict(claim, "unclear", "no grounding sentences: nothing can support the claim")
         scores = self.relevance.score(claim.text, [u for u, _, _ in units])
@@ -88,8 +93,8 @@ class RelevanceJudge:
             parties = participants(claim.text, _authority(chunk))
             said = [t for t in terms if t.exact or t.key in parties or scores[i] < self.paraphrase_threshold]
             missing = [t.raw for t in missing_terms([t for t in said if t.key in parties], _naming(context, chunk))]
-            missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties],
-                                                     f"{context} {_document_name(chunk)}")]
+            names = " ".join(_document_name(c) for c in holders[unit])  # every document saying it
+            missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties], f"{context} {names}")]
             missing += [q.text for q in check_numbers(claim.text, context).unsupported]
             if not missing:
                 return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",
@@ -117,6 +122,7 @@ def _naming(context: str, chunk: GroundingChunk) -> str:
 
 
 def _document_name(chunk: GroundingChunk) -> str:
-    """How a claim may name the document a sentence comes from: its file name's words and its authority."""
+    """How a claim may name the document a sentence comes from: its file name's words and its authority. A
+    sentence several documents of the pack state word for word is read once, with every one of their names."""
     meta = chunk.metadata
     return f"{file_name_words(str(meta.get('pdf') or ''))} {meta.get('authority') or ''}"
