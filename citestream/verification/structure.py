@@ -4,7 +4,7 @@ Each clause of the claim (``clauses``: predicate, doers, undergoers, polarity fr
 against the sentence's clauses with the same predicate and the same undergoer (or none stated on one side):
 
 * **actor swapped** — the sentence names who does it, and it is not the claim's doer ("the applicant selects the
-  reference standard" against "the reference standard selected by FDA"), or the two parties trade places;
+  reference standard" against "the reference standard selected by FDA"; two parties that trade places too);
 * **polarity flipped** — the sentence's clause is negated where the claim's is not, or the reverse, its negation
   read where the parse puts it ("does not consider", "no … is required", "need not", "is not necessary to …").
 
@@ -44,9 +44,6 @@ def _actor_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
         if e.agents:
             return (f"who does '{claim.predicate}' differs: the claim says {'/'.join(sorted(claim.agents))}, "
                     f"the evidence {'/'.join(sorted(e.agents))}")
-    for e in aligned:
-        if claim.patients and _shares(claim.agents, e.patients) and _shares(claim.patients, e.agents):
-            return f"roles swapped around '{claim.predicate}'"
     return None
 
 
@@ -54,8 +51,8 @@ def _polarity_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
     same_party = [e for e in aligned if not claim.agents or not e.agents or _shares(claim.agents, e.agents)]
     if not same_party or any(e.negated == claim.negated for e in same_party):
         return None
-    said = "not " if same_party[0].negated else ""
-    return f"polarity differs: the evidence says '{said}{claim.predicate}' where the claim does not"
+    claimed, stated = ("denies", "asserts") if claim.negated else ("asserts", "denies")
+    return f"polarity differs on '{claim.predicate}': the claim {claimed} it, the evidence {stated} it"
 
 
 def structural_conflict(claim: str, sentence: str, authority: str = "") -> str | None:
