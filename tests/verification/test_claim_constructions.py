@@ -111,3 +111,14 @@ def test_negation_elsewhere_in_the_sentence_is_not_the_claims():
 def test_the_claims_doers_and_subjects_are_what_it_is_about():
     assert participants("The applicant selects the reference standard") == {"applicant"}
     assert participants("The reference standard is selected by FDA", "FDA") == {"standard", "fda"}
+
+
+def test_whether_or_not_negates_nothing_and_every_all_each_are_one_restrictor():
+    from citestream.verification.checks import negated, negated_where
+    from citestream.verification.terms import claim_terms, missing_terms
+
+    assert not negated("FDA determines whether or not the request should be granted")
+    assert not negated_where("FDA determines whether or not the request should be granted, and the format",
+                             "FDA decides whether to grant the request")
+    assert not missing_terms(claim_terms("every strength"), "all strengths")
+    assert missing_terms(claim_terms("only sterile processes"), "sterile and non-sterile processes")
