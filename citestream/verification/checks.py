@@ -31,11 +31,14 @@ ASYMMETRY_CUES = ("over", "than", "versus", "vs", "instead", "rather", "compared
 
 
 def negated(text: str) -> bool:
-    """Odd number of negation cues: the sentence asserts the opposite of its bare content."""
-    return sum(normalize(t) in NEGATIONS for t in tokens(text)) % 2 == 1
+    """Odd number of negation cues: the sentence asserts the opposite of its bare content. "Whether or not" offers
+    an alternative, it negates nothing."""
+    words = [normalize(t) for t in tokens(text)]
+    return sum(w in NEGATIONS and not (w == "not" and words[i - 1:i] == ["or"]) for i, w in enumerate(words)) % 2 == 1
 
 
-_CLAUSE = re.compile(r"[,;:()]|\b(?:or|but|whereas|while|although|unless|except|because)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;:()]|\bor\b(?!\s+not\b)|\b(?:but|whereas|while|although|unless|except|because)\b",
+                     re.IGNORECASE)
 
 
 def negated_where(sentence: str, claim: str) -> bool:

@@ -41,6 +41,7 @@ class Quantity:
     low: float
     high: float
     text: str
+    bound: str | None = None   # the comparator: le, ge, lt, gt (a limit), approx, or None (a stated value)
 
 
 def _interval(value: float, cmp: str | None, claim: bool) -> tuple[float, float]:
@@ -71,13 +72,14 @@ def quantities(text: str, claim: bool = False) -> list[Quantity]:
     for m in _QUANTITY.finditer(text):
         raw = m["num"].lower()
         value = float(_NUMBER_WORDS[raw]) if raw in _NUMBER_WORDS else float(raw.replace(",", ""))
-        if raw in _NUMBER_WORDS and not m["unit"]:
-            continue  # "one of the", "two sections": number words only count with a unit
+        bound = _comparator(m["cmp"])
+        if raw in _NUMBER_WORDS and not m["unit"] and not bound:
+            continue  # "one of the", "two sections": number words only count with a unit or a comparator
         unit = _UNITS.get((m["unit"] or "").lower().replace(" ", "")) if m["unit"] else None
         if raw == "one" and unit is None and _PRONOUN_BEFORE.search(text[:m.start("num")]):
             continue
-        low, high = _interval(value, _comparator(m["cmp"]), claim)
-        out.append(Quantity(value, unit, low, high, m.group(0).strip()))
+        low, high = _interval(value, bound, claim)
+        out.append(Quantity(value, unit, low, high, m.group(0).strip(), bound))
     return out
 
 
@@ -92,9 +94,18 @@ class NumericCheck:
     conflicting: list[Quantity]   # ... of which the evidence states a different value in the same unit
 
 
+def restates_other_limit(evidence: Quantity, claimed: Quantity) -> bool:
+    """The evidence sets the same kind of limit in the same unit at another value: "within 14 days" against a
+    claimed "within 30 days" is the deadline changed, although 14 days are within 30."""
+    return (claimed.bound in ("le", "lt", "ge", "gt") and evidence.bound == claimed.bound
+            and evidence.unit == claimed.unit and evidence.value != claimed.value)
+
+
 def check_numbers(claim: str, evidence: str) -> NumericCheck:
     claimed = quantities(claim, claim=True)
     found = quantities(evidence)
-    unsupported = [q for q in claimed if not any(supports(e, q) for e in found)]
+    changed = [q for q in claimed if any(restates_other_limit(e, q) for e in found)
+               and not any(e.bound == q.bound and e.value == q.value and e.unit == q.unit for e in found)]
+    unsupported = [q for q in claimed if q in changed or not any(supports(e, q) for e in found)]
     conflicting = [q for q in unsupported if q.unit is not None and any(e.unit == q.unit for e in found)]
     return NumericCheck(unsupported, conflicting)

@@ -1,29 +1,32 @@
-"""The default claim judge: the relevance model finds the sentence that states the claim; the claim passes only
-if that sentence also agrees with it on every number, unit and polarity. Fail closed.
+"""The default claim judge: the relevance model finds the sentences that may state the claim; the claim passes only
+if one of them agrees with it on who does what, polarity, every number and every name. Fail closed.
 
-* Every sentence unit of the pack is scored with the claim (the model was trained on claims restated from the
-  corpus, and on the same claims with a number changed or the polarity flipped, as not supported).
+* Every sentence unit of the pack is scored with the claim (the relevance model's blend at the claim weight).
 * The best unit must reach ``support_threshold``; below it nothing in the pack states the claim: ``unclear``.
-* On the best unit, the deterministic checks of the rules judge: a number of the same unit that disagrees, a
-  negation on one side only, an opposite direction ("increase" / "decrease") or swapped roles is ``fail``.
-* A claim passes on the first of the ``CANDIDATES`` best units above the threshold that states all of it: every
-  number, every restrictor ("only", "all"), every name (acronyms, capitalised names, section references such as
-  505(j): exactly, in the unit or in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf), and
-  the other words by stem — unless the model judges the unit a restatement of the claim
+* The ``CANDIDATES`` best units above the threshold are read in score order. A unit that states a clause of the
+  claim with another doer or the opposite polarity (``structure``) makes it ``fail``; so does any conflict on the
+  best unit (a number of the same unit that disagrees, a negation on one side only, an opposite direction,
+  swapped roles around "than"). A unit with such a conflict elsewhere is passed over.
+* The first unit without a conflict that states all of the claim passes it: every number, every restrictor
+  ("only", "all"), every name (acronyms, capitalised names, section references such as 505(j): exactly, in the
+  unit or in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf), the claim's doers and
+  subjects (in the unit itself), and the other words by stem — unless the model judges the unit a restatement
   (``paraphrase_threshold``): then the other words may be the unit's own ("expects … to arrive" for "anticipates
-  … will be submitted"). Names and numbers stay exact because the model does not see that "pilot scale" is not
-  "commercial scale", or 505(j) not 505(c).
-  Otherwise ``unclear``. Only ``pass`` carries the unit quoted as evidence.
+  … will be submitted"). Otherwise ``unclear``. Only ``pass`` carries the unit quoted as evidence.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ..clauses import SELF_REFERENCES
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verify import Claim, ClaimVerdict, EvidenceRef
 from ..text import file_name_words, sentence_units, words
-from .checks import direction_conflict, negated, negated_where, swapped_roles
+from .checks import direction_conflict, negated_where, swapped_roles
 from .numbers import check_numbers
 from .offline import in_context
+from .structure import participants, structural_conflict
 from .terms import claim_terms, missing_terms
 
 SUPPORT_THRESHOLD = 0.5
@@ -32,17 +35,30 @@ PARAPHRASE_THRESHOLD = 0.8
 CANDIDATES = 3
 
 
-def conflict(claim: str, sentence: str) -> str | None:
+@dataclass(frozen=True)
+class Conflict:
+    why: str
+    structural: bool
+    """Read from who does what in one clause: a contradiction wherever the sentence stands among the candidates
+    (before one that passes). The other checks read the whole sentence, so they only bar it (and decide ``fail``
+    on the best one)."""
+
+
+def conflict(claim: str, sentence: str, authority: str = "") -> Conflict | None:
     numbers = check_numbers(claim, sentence)
     if numbers.conflicting:
-        return "numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting)
-    if negated(claim) != negated_where(sentence, claim):
-        return "negation differs: the evidence asserts the opposite"
-    return direction_conflict(claim, sentence) or swapped_roles(claim, sentence)
+        return Conflict("numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting), False)
+    structural = structural_conflict(claim, sentence, authority)
+    if structural:
+        return Conflict(structural, True)
+    if negated_where(claim, claim) != negated_where(sentence, claim):
+        return Conflict("negation differs: the evidence asserts the opposite", False)
+    other = direction_conflict(claim, sentence) or swapped_roles(claim, sentence)
+    return Conflict(other, False) if other else None
 
 
 class RelevanceJudge:
-    name = "relevance-v1"
+    name = "relevance-v2"
 
     def __init__(self, relevance, support_threshold: float = SUPPORT_THRESHOLD,
                  paraphrase_threshold: float = PARAPHRASE_THRESHOLD):
@@ -51,34 +67,42 @@ class RelevanceJudge:
         self.paraphrase_threshold = paraphrase_threshold
 
     def judge(self, claim: Claim, pack: GroundingPack) -> ClaimVerdict:
-        units = [(unit, chunk, context) for chunk in pack.chunks
-                 for unit, context in in_context(sentence_units(chunk.text)) if len(words(unit)) >= 4]
+        units: list[tuple[str, GroundingChunk, str]] = []
+        holders: dict[str, list[GroundingChunk]] = {}
+        for chunk in pack.chunks:
+            for unit, context in in_context(sentence_units(chunk.text)):
+                if len(words(unit)) >= 4 and unit not in holders:
+                    units.append((unit, chunk, context))
+                holders.setdefault(unit, []).append(chunk)
         if not units:
             return self._verdict(claim, "unclear", "no grounding sentences: nothing can support the claim")
         scores = self.relevance.score(claim.text, [u for u, _, _ in units])
         order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
-        best = order[0]
-        if scores[best] < self.support_threshold:
-            return self._verdict(claim, "unclear", f"no sentence states the claim (best support {scores[best]:.2f} "
-                                                   f"< {self.support_threshold})")
-        unit, chunk, _ = units[best]
-        why = conflict(claim.text, unit)
-        if why:
-            return self._verdict(claim, "fail", why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
+        if scores[order[0]] < self.support_threshold:
+            return self._verdict(claim, "unclear", f"no sentence states the claim (best support "
+                                                   f"{scores[order[0]]:.2f} < {self.support_threshold})")
         terms = claim_terms(claim.text)
-        first_gap: list[str] = []  # the best sentence passed the threshold, so the loop sets it
-        for i in order[:CANDIDATES]:
-            if scores[i] < self.support_threshold:
-                break
-            _, chunk, context = units[i]
-            said = [t for t in terms if t.exact or scores[i] < self.paraphrase_threshold]
-            missing = [t.raw for t in missing_terms(said, f"{context} {_document_name(chunk)}")]
+        first_gap: list[str] = []
+        for rank, i in enumerate(i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold):
+            unit, chunk, context = units[i]
+            found = conflict(claim.text, unit, _authority(chunk))
+            if found and (rank == 0 or found.structural):
+                return self._verdict(claim, "fail", found.why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
+            if found:
+                continue
+            parties = participants(claim.text, _authority(chunk))
+            said = [t for t in terms if t.exact or t.key in parties or scores[i] < self.paraphrase_threshold]
+            missing = [t.raw for t in missing_terms([t for t in said if t.key in parties], _naming(context, chunk))]
+            names = " ".join(_document_name(c) for c in holders[unit])  # every document saying it
+            missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties], f"{context} {names}")]
             missing += [q.text for q in check_numbers(claim.text, context).unsupported]
             if not missing:
                 return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",
                                      [EvidenceRef(chunkId=chunk.chunk_id, quote=context)])
             first_gap = first_gap or missing
-        return self._verdict(claim, "unclear", "the closest sentences do not state: " + ", ".join(first_gap))
+        why = ("the closest sentences do not state: " + ", ".join(first_gap) if first_gap
+               else "the closest sentences other than the best one conflict with the claim")
+        return self._verdict(claim, "unclear", why)
 
     @staticmethod
     def _verdict(claim: Claim, verdict: str, why: str, evidence: list[EvidenceRef] | None = None) -> ClaimVerdict:
@@ -86,7 +110,19 @@ class RelevanceJudge:
                             rationale=why)
 
 
+def _authority(chunk: GroundingChunk) -> str:
+    return str(chunk.metadata.get("authority") or "")
+
+
+def _naming(context: str, chunk: GroundingChunk) -> str:
+    """Where the claim's parties must be named: the sentence itself, where "we" and "the Agency" are the document's
+    authority. A document's name says what it is about, not who does what in it."""
+    said = {w.lower() for w in words(context)}
+    return f"{context} {_authority(chunk)}" if said & SELF_REFERENCES else context
+
+
 def _document_name(chunk: GroundingChunk) -> str:
-    """How a claim may name the document a sentence comes from: its file name's words and its authority."""
+    """How a claim may name the document a sentence comes from: its file name's words and its authority. A
+    sentence several documents of the pack state word for word is read once, with every one of their names."""
     meta = chunk.metadata
     return f"{file_name_words(str(meta.get('pdf') or ''))} {meta.get('authority') or ''}"

@@ -19,6 +19,8 @@ _PURE_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
 HEDGES = frozenset("approximately about around roughly nearly almost generally typically usually".split())
 # Stopwords that restrict what a claim asserts: 'only sterile processes' is not 'sterile processes'.
 RESTRICTORS = frozenset("only all every always".split())
+UNIVERSAL = frozenset("all every each".split())
+"""One quantifier in three words: a claim's "every strength" is stated by "all strengths"."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,8 @@ def _acronym_in(term: Term, evidence_words: list[str]) -> bool:
 
 
 def term_found(term: Term, keys: list[str], evidence_words: list[str]) -> bool:
+    if term.raw.lower() in UNIVERSAL:
+        return any(w in UNIVERSAL for w in evidence_words)
     if term.named:
         # names and acronyms: exact (stemmed) match, hyphen parts, or an expanded acronym
         if term.key in keys:

@@ -1,7 +1,8 @@
 """Claims over the real corpus: the relevance judge on the hybrid, reranked pack, fail closed.
 
-Sets: ``claims_corpus.jsonl`` (the team's first set, kept as a regression) and ``claims_v2_dev.jsonl`` (tuned
-on). Each must be fail closed: no contradicted or absent claim passes. How many true claims pass is printed
+Sets: ``claims_corpus.jsonl`` (the team's first set, kept as a regression), ``claims_v2_dev.jsonl`` (tuned on) and
+``claims_constructions_dev.jsonl`` (true restatements and their false twins: polarity, actor, number, unit,
+restrictor). Each must be fail closed: no contradicted or absent claim passes. How many true claims pass is printed
 (docs/relevance.md reports it), not gated: the judge must never trade a false pass for a true one.
 """
 
@@ -19,7 +20,8 @@ from tests.support.common import CORPUS, GOLDEN
 from tests.support.corpus import corpus_env
 
 # The test split is not run here: it is reported once per kept change (`citestream verify-eval`, docs/relevance.md).
-SETS = {name: load_golden(GOLDEN / f"{name}.jsonl") for name in ("claims_corpus", "claims_v2_dev")}
+SETS = {name: load_golden(GOLDEN / f"{name}.jsonl")
+        for name in ("claims_corpus", "claims_v2_dev", "claims_constructions_dev")}
 
 
 def test_golden_set_shape():

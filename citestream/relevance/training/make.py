@@ -110,6 +110,24 @@ def cmd_refine(args) -> int:
     return 0
 
 
+def cmd_claims(args) -> int:
+    """The third stage on top of the refined model: the claims built from corpus sentences, first-stage pairs
+    replayed (``claims_stage``)."""
+    from .claims_stage import claims_pairs, tune_claims
+
+    base, out = Path(args.base), Path(args.out)
+    if not (base / DELTA_FILE).is_file() or base.resolve() == out.resolve():
+        print(f"--base must hold a model (`citestream model refine --out {base}`) and differ from --out",
+              file=sys.stderr)
+        return 2
+    claims = claims_pairs(load_corpus(Path(args.corpus)))
+    replay = make_pairs(args, SOURCES)
+    meta = tune_claims(base, claims, replay, out, HELD_OUT_DOCUMENTS,
+                       extra_metadata={"base_delta_sha256": file_sha256(base / DELTA_FILE)})
+    print(json.dumps(meta["claims"], indent=1))
+    return 0
+
+
 def cmd_embedder(args) -> int:
     """The relevance embedder: MiniLM-L6 tuned on the mined groups of every document's LLM questions."""
     from ...embedding import get_embedder, model_path
@@ -185,6 +203,13 @@ def add_parser(sub) -> None:
     r.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     r.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     r.set_defaults(fn=cmd_refine, no_noise=False)
+
+    c = actions.add_parser("claims", help="third stage: train a refined model further on constructed claims")
+    c.add_argument("--base", required=True, help="the refined model (`model refine --out`)")
+    c.add_argument("--out", required=True, help="where the model goes")
+    c.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    c.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
+    c.set_defaults(fn=cmd_claims, no_noise=False)
 
     e = actions.add_parser("embedder", help="tune the embedding model of the relevance blend on mined groups")
     e.add_argument("--out", default=str(RELEVANCE_EMBEDDER_DIR), help="where it goes (default: the shipped one)")

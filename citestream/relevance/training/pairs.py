@@ -18,9 +18,10 @@ subset, and ``scripts/relevance_ablation.py`` measures such models on dev (docs/
   the text that answered the plain question (0): an on-topic text that does not cover what was asked; and a
   question built on a false premise — a corpus sentence with its polarity flipped or a number changed, asked
   about ("Why must applicants ...?", "Since ..., how ...?") — against the very sentence it falsifies (0).
-* ``claims`` — sentences the local LLM restated as claims in its own words, numbers kept: the source sentence
-  supports its claim (1); the claim with a number changed or its polarity flipped does not (0), nor do the
-  chunk's other sentences. The same judgment then serves claim verification.
+* ``claims`` — sentences the local LLM restated as claims in its own words, numbers kept, when there are any (none
+  are committed): the source sentence supports its claim (1); the claim with a number changed or its polarity
+  flipped does not (0), nor do the chunk's other sentences. The claims built from corpus sentences by construction
+  (polarity, actor, quantity, restrictor) train a stage of their own (``claims_stage``).
 * ``offtopic`` — general questions (cooking, sport, IT, ...) against the corpus text closest to them (0).
 * ``noise`` — not a source: a quarter of the questions again with typos, or an acronym swapped for its long form
   (or back), same label, so reworded questions are read like direct ones.

@@ -73,15 +73,13 @@ def _lengths(tokenizer, pairs: Sequence[Pair], max_length: int) -> list[int]:
     return [len(ids) for ids in enc["input_ids"]]
 
 
-def train(pairs: Sequence[Pair], out_dir: Path, config: TrainConfig = TrainConfig(), held_out: Sequence[Pair] = (),
-          name: str = "citestream-relevance", extra_metadata: dict | None = None) -> dict:
+def fit(model, tokenizer, pairs: Sequence[Pair], config: TrainConfig, stage: str = "train") -> None:
+    """Binary cross-entropy over ``pairs`` in length-sorted, shuffled batches, AdamW with warm-up and linear decay:
+    every stage that trains on pairs (the first stage, the claims stage). Torch's generator is the caller's to seed
+    (the first stage seeds it before the head is made)."""
     import torch
-    from safetensors.torch import save_file
 
-    torch.set_num_threads(config.threads)
-    torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
-    tokenizer, model = _load_base(config.layers)
     lengths = _lengths(tokenizer, pairs, config.max_length)
     epoch_batches = _batches(pairs, lengths, config.batch_size, rng)
     steps = max(1, int(len(epoch_batches) * config.epochs))
@@ -108,14 +106,32 @@ def train(pairs: Sequence[Pair], out_dir: Path, config: TrainConfig = TrainConfi
         running = 0.98 * running + 0.02 * loss.item() if step > 1 else loss.item()
         if step % 50 == 0 or step == steps:
             elapsed = time.monotonic() - started
-            print(f"train step {step}/{steps} loss {running:.3f}, {step * config.batch_size / elapsed:.1f} pairs/s, "
+            print(f"{stage} step {step}/{steps} loss {running:.3f}, {step * config.batch_size / elapsed:.1f} pairs/s, "
                   f"~{(steps - step) * elapsed / step / 60:.0f} min left", file=sys.stderr, flush=True)
     model.eval()
-    metrics = evaluate(model, tokenizer, held_out, config.max_length) if held_out else {}
+
+
+def save_delta(model, out_dir: Path) -> None:
+    """The encoder layers and the head in float16: the artifact's weights (the embeddings are the base package's)."""
+    import torch
+    from safetensors.torch import save_file
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    delta = {k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()
-             if not k.startswith("bert.embeddings.")}
-    save_file(delta, str(out_dir / DELTA_FILE))
+    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()
+               if not k.startswith("bert.embeddings.")}, str(out_dir / DELTA_FILE))
+
+
+def train(pairs: Sequence[Pair], out_dir: Path, config: TrainConfig = TrainConfig(), held_out: Sequence[Pair] = (),
+          name: str = "citestream-relevance", extra_metadata: dict | None = None) -> dict:
+    import torch
+
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    tokenizer, model = _load_base(config.layers)
+    started = time.monotonic()
+    fit(model, tokenizer, pairs, config)
+    metrics = evaluate(model, tokenizer, held_out, config.max_length) if held_out else {}
+    save_delta(model, out_dir)
     metadata = {
         "name": name, "base": BASE_NAME, "layers": config.layers, "max_length": config.max_length,
         "train_config": config.__dict__, "pairs": len(pairs), "pairs_sha256": pairs_sha256(pairs),

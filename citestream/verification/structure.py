@@ -1,0 +1,73 @@
+"""Who does what, compared between a claim and a sentence: the conflicts word overlap cannot see.
+
+Each clause of the claim (``clauses``: predicate, doers, undergoers, polarity from the dependency parse) is set
+against the sentence's clauses with the same predicate and the same undergoer (or none stated on one side):
+
+* **actor swapped** — the sentence names who does it, and it is not the claim's doer ("the applicant selects the
+  reference standard" against "the reference standard selected by FDA"; two parties that trade places too);
+* **polarity flipped** — the sentence's clause is negated where the claim's is not, or the reverse, its negation
+  read where the parse puts it ("does not consider", "no … is required", "need not", "is not necessary to …").
+
+A clause whose predicate the sentence does not use is not compared: a restatement may change the verb, and then
+the model and the other checks decide. Who and what the claim is about (its doers and subjects) must also be
+stated by the evidence itself for the claim to pass, however it is worded (``participants``).
+"""
+
+from __future__ import annotations
+
+from ..clauses import Clause, clauses
+from ..text import stem
+
+
+def _same(a: str, b: str) -> bool:
+    return a == b or stem(a) == stem(b)
+
+
+def _shares(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    return any(_same(a, b) for a in mine for b in theirs)
+
+
+def _about_the_same(claim: Clause, other: Clause) -> bool:
+    """Same predicate, and the same thing undergoes it where both sentences say what."""
+    return _same(claim.predicate, other.predicate) and (
+        not claim.patients or not other.patients or _shares(claim.patients, other.patients))
+
+
+def _actor_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
+    """The sentence names another doer, and the claim's doer is not in the sentence's doer phrase (where a parse
+    that took a heading run into the sentence for the subject still finds the name)."""
+    if not claim.agents:
+        return None
+    if any(_shares(claim.agents, e.agents | e.agent_words) for e in aligned):
+        return None
+    for e in aligned:
+        if e.agents:
+            return (f"who does '{claim.predicate}' differs: the claim says {'/'.join(sorted(claim.agents))}, "
+                    f"the evidence {'/'.join(sorted(e.agents))}")
+    return None
+
+
+def _polarity_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
+    same_party = [e for e in aligned if not claim.agents or not e.agents or _shares(claim.agents, e.agents)]
+    if not same_party or any(e.negated == claim.negated for e in same_party):
+        return None
+    claimed, stated = ("denies", "asserts") if claim.negated else ("asserts", "denies")
+    return f"polarity differs on '{claim.predicate}': the claim {claimed} it, the evidence {stated} it"
+
+
+def structural_conflict(claim: str, sentence: str, authority: str = "") -> str | None:
+    """The first clause of the claim that the sentence states with another doer or the opposite polarity."""
+    theirs = clauses(sentence, authority)
+    for mine in clauses(claim, authority):
+        aligned = [e for e in theirs if _about_the_same(mine, e)]
+        if not aligned:
+            continue
+        found = _actor_conflict(mine, aligned) or _polarity_conflict(mine, aligned)
+        if found:
+            return found
+    return None
+
+
+def participants(claim: str, authority: str = "") -> set[str]:
+    """Stems of who and what the claim is about (its clauses' doers and subjects), which no restatement may drop."""
+    return {stem(p) for c in clauses(claim, authority) for p in c.subjects}
