@@ -57,6 +57,15 @@ def quiet_model_loading():
             lg.setLevel(level)
 
 
+def put_encoder_weights(encoder: Any, weights: dict) -> None:
+    """Tuned weights over a base encoder (the BERT / MPNet under the pooling): every weight but the token embeddings,
+    which stay the base's."""
+    missing, unexpected = encoder.load_state_dict(weights, strict=False)
+    if unexpected or any(not k.startswith("embeddings.") for k in missing):
+        raise RuntimeError(f"embedding weights do not fit the base model: missing {missing[:5]}, "
+                           f"unexpected {unexpected[:5]}")
+
+
 class Embedder:
     """Unit-normalised embeddings, so cosine similarity is a dot product and pgvector's ``<=>`` agrees."""
 
@@ -74,13 +83,9 @@ class Embedder:
         self.name = name
         with quiet_model_loading():
             self._model = SentenceTransformer(base or model_path(), device="cpu")
-        self.dim = int(self._model.get_sentence_embedding_dimension() or EMBEDDING_DIM)  # 768 for mpnet
+        self.dim = int(self._model.get_embedding_dimension() or EMBEDDING_DIM)  # 768 for mpnet
         if delta:
-            encoder: Any = self._model[0].auto_model  # the BERT under the pooling (typed as a tensor or module)
-            missing, unexpected = encoder.load_state_dict(delta, strict=False)
-            if unexpected or any(not k.startswith("embeddings.") for k in missing):
-                raise RuntimeError(f"embedding weights do not fit the base model: missing {missing[:5]}, "
-                                   f"unexpected {unexpected[:5]}")
+            put_encoder_weights(self._model[0].auto_model, delta)
         self._model.eval()  # once, not on every call as ``encode`` does
         self._lock = threading.Lock()  # one forward pass at a time; torch uses both cores per call
         self._together = Coalescer(self._embed_calls, "embedding")

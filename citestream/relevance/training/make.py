@@ -139,7 +139,8 @@ def cmd_embedder(args) -> int:
         extra["limit"] = args.limit
     try:
         meta = train_embedder(base, rows, Path(args.out), config, extra_metadata=extra,
-                              checkpoints=get_settings().state_dir / "checkpoints", checkpoint_every=args.checkpoint_every)
+                              checkpoints=get_settings().state_dir / "checkpoints",
+                              checkpoint_every=args.checkpoint_every)
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return 128 + stop.signum
