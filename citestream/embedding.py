@@ -194,11 +194,11 @@ def get_relevance_embedder() -> Embedder:
     """The relevance blend's embedder (``CITESTREAM_RELEVANCE_EMBEDDER``: a folder ``citestream model embedder``
     wrote, over the base its metadata names, or a sentence-transformers folder as published, untuned; empty: the
     one the package ships)."""
-    return _relevance_embedder(relevance_embedder_dir())
+    return relevance_embedder_at(relevance_embedder_dir())
 
 
 @lru_cache(maxsize=2)
-def _relevance_embedder(folder: Path) -> Embedder:
+def relevance_embedder_at(folder: Path) -> Embedder:
     import torch
     from safetensors.torch import load_file
 
