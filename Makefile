@@ -90,7 +90,7 @@ mpnet: install
 	$(PY) scripts/mpnet_model.py --state $(CITESTREAM_STATE_DIR)
 
 model-mpnet: mpnet
-	nice -n 15 $(CLI) model embedder --base $(CITESTREAM_STATE_DIR)/models/all-mpnet-base-v2 --chunk 32 \
+	nice -n 15 $(CLI) model embedder --base $(CITESTREAM_STATE_DIR)/models/all-mpnet-base-v2 --chunk 16 \
 		--out $(MPNET_OUT)
 
 clean: down

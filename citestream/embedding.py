@@ -186,7 +186,7 @@ def _embedder_name(folder: Path) -> str:
         meta = json.loads((folder / METADATA_FILE).read_text())
         return f"{meta['name']}@{file_sha256(folder / DELTA_FILE)[:12]}"
     if (folder / "modules.json").is_file() and (folder / "model.safetensors").is_file():  # a model as published
-        return f"{folder.name}@{file_sha256(folder / 'model.safetensors')[:12]}"
+        return f"{base_name(folder)}@{file_sha256(folder / 'model.safetensors')[:12]}"
     raise FileNotFoundError(f"no relevance embedder in {folder}: run `make model`")
 
 
