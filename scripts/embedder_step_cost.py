@@ -38,14 +38,14 @@ def build_rows(path: Path) -> None:
     path.write_bytes(pickle.dumps(rows))
 
 
-def run_option(base: str, rows_path: Path, option: str, steps: int) -> dict:
+def run_option(base: str, rows_path: Path, option: str, steps: int, threads: int) -> dict:
     """A few optimizer steps of the recipe's first batches in this process."""
     import torch
 
     from citestream.relevance.training.embedder import EmbedderConfig, batch_backward, load_trainable
 
     rows = pickle.loads(rows_path.read_bytes())
-    config = EmbedderConfig()
+    config = EmbedderConfig(threads=threads)
     if option.startswith("chunk:"):
         config = replace(config, chunk=int(option.split(":")[1]))
     torch.set_num_threads(config.threads)
@@ -64,8 +64,8 @@ def run_option(base: str, rows_path: Path, option: str, steps: int) -> dict:
         seconds.append(round(time.monotonic() - started, 1))
         cpu_seconds.append(round(_cpu() - cpu, 1))
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
-    return {"option": option, "base": Path(base).name, "step_seconds": seconds, "step_cpu_seconds": cpu_seconds,
-            "peak_rss_gb": round(peak_gb, 2)}
+    return {"option": option, "base": Path(base).name, "threads": threads, "step_seconds": seconds,
+            "step_cpu_seconds": cpu_seconds, "peak_rss_gb": round(peak_gb, 2)}
 
 
 def _cpu() -> float:
@@ -79,11 +79,13 @@ def main() -> int:
     parser.add_argument("--base", required=True)
     parser.add_argument("--options", nargs="+", default=["chunk:16", "chunk:64", "checkpointing"])
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2,
+                        help="torch threads (the recipe's 2; 1 wastes less on cores other jobs share)")
     parser.add_argument("--rows", help=argparse.SUPPRESS)
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_option(args.base, Path(args.rows), args.one, args.steps)), flush=True)
+        print(json.dumps(run_option(args.base, Path(args.rows), args.one, args.steps, args.threads)), flush=True)
         return 0
     from citestream.config import get_settings
 
@@ -92,7 +94,7 @@ def main() -> int:
         build_rows(rows_path)
     for option in args.options:
         subprocess.run([sys.executable, __file__, "--base", args.base, "--rows", str(rows_path), "--one", option,
-                        "--steps", str(args.steps)], check=True)
+                        "--steps", str(args.steps), "--threads", str(args.threads)], check=True)
     return 0
 
 
