@@ -135,3 +135,39 @@ def test_gradcache_chunks_give_the_gradients_of_the_whole_batch(mode):
     assert chunked_loss == pytest.approx(whole_loss, rel=1e-5)
     for name in whole:
         assert torch.allclose(whole[name], chunked[name], atol=1e-5, rtol=1e-3), name
+
+
+def test_an_embedder_trained_over_another_base_names_it_and_loads_over_it(tmp_path, monkeypatch):
+    """``citestream model embedder --base``: the artifact records its base by name and the loader finds that base in
+    the state folder's models/ (where `make mpnet` puts all-mpnet-base-v2; a copy of MiniLM-L6 stands in for it); a
+    sentence-transformers folder as published loads zero-shot."""
+    import shutil
+
+    import numpy as np
+
+    from citestream.config import get_settings
+    from citestream.embedding import base_name, model_path, relevance_embedder_at
+    from citestream.relevance.training.embedder import EmbedderConfig, train_embedder
+
+    state = tmp_path / "state"
+    base = state / "models" / "another-base"
+    shutil.copytree(model_path(), base)
+    monkeypatch.setenv("CITESTREAM_STATE_DIR", str(state))
+    get_settings.cache_clear()
+    try:
+        config = EmbedderConfig(**{**TINY, "epochs": 1})
+        meta = train_embedder(str(base), tiny_rows(config), tmp_path / "tuned", config,
+                              extra_metadata={"base": base_name(base)})
+        assert meta["base"] == "another-base" and base_name(Path(model_path())) == "all-MiniLM-L6-v2"
+        tuned, zero_shot = relevance_embedder_at(tmp_path / "tuned"), relevance_embedder_at(base)
+        assert tuned.dim == zero_shot.dim == 384 and zero_shot.name.startswith("another-base@")
+        vectors = tuned.embed(["How long is a batch record kept?"])
+        assert np.isfinite(vectors).all() and not np.allclose(vectors, zero_shot.embed(["How long is a batch "
+                                                                                         "record kept?"]))
+        shutil.rmtree(base)
+        relevance_embedder_at.cache_clear()
+        with pytest.raises(FileNotFoundError, match="make mpnet"):
+            relevance_embedder_at(tmp_path / "tuned")
+    finally:
+        get_settings.cache_clear()
+        relevance_embedder_at.cache_clear()
