@@ -1,6 +1,6 @@
 """Step time and peak memory of the relevance embedder's recipe on a base model, per way of fitting its batch in
 memory (docs/experiments/2026-11-27-mpnet.md): GradCache with N texts a pass (``--chunk N``), and activation
-checkpointing over the whole batch. Each option runs in its own process (its peak RSS is its own) on the recipe's
+checkpointing of every layer over the whole batch. Each option runs in its own process (its peak RSS is its own) on the recipe's
 real rows (built once, as ``citestream model embedder`` builds them, kept in the state folder), for a few steps.
 
 Run: ``python scripts/embedder_step_cost.py --base .state/models/all-mpnet-base-v2 --options chunk:16 chunk:64
@@ -52,7 +52,7 @@ def run_option(base: str, rows_path: Path, option: str, steps: int, threads: int
     torch.manual_seed(config.seed)
     model, bert = load_trainable(base, config.max_length)
     if option == "checkpointing":
-        bert.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        checkpoint_layers(bert)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
     model.train()
     seconds, cpu_seconds = [], []
@@ -66,6 +66,16 @@ def run_option(base: str, rows_path: Path, option: str, steps: int, threads: int
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
     return {"option": option, "base": Path(base).name, "threads": threads, "step_seconds": seconds,
             "step_cpu_seconds": cpu_seconds, "peak_rss_gb": round(peak_gb, 2)}
+
+
+def checkpoint_layers(encoder) -> None:
+    """Activation checkpointing over every transformer layer (torch.utils.checkpoint, non-reentrant, RNG kept):
+    transformers' ``gradient_checkpointing_enable`` refuses MPNetModel."""
+    from torch.utils.checkpoint import checkpoint
+
+    for layer in encoder.encoder.layer:
+        layer.forward = lambda *args, _forward=layer.forward, **kwargs: checkpoint(
+            _forward, *args, use_reentrant=False, **kwargs)
 
 
 def _cpu() -> float:
