@@ -1,7 +1,8 @@
 """Step time and peak memory of the relevance embedder's recipe on a base model, per way of fitting its batch in
 memory (docs/experiments/2026-11-27-mpnet.md): GradCache with N texts a pass (``--chunk N``), and activation
-checkpointing of every layer over the whole batch. Each option runs in its own process (its peak RSS is its own) on the recipe's
-real rows (built once, as ``citestream model embedder`` builds them, kept in the state folder), for a few steps.
+checkpointing of every layer over the whole batch. Each option runs in its own process (its peak RSS is its own) on
+the recipe's real rows (built once, as ``citestream model embedder`` builds them, kept in the state folder), for a
+few steps.
 
 Run: ``python scripts/embedder_step_cost.py --base .state/models/all-mpnet-base-v2 --options chunk:16 chunk:64
 checkpointing --steps 3``. Prints one line per option: wall and CPU seconds of each step, peak RSS in GB.
