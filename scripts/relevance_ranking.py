@@ -106,9 +106,15 @@ def rerank_pools(deps, items):
                                 rp, size)
 
 
+_VECTORS: dict[str, np.ndarray] = {}
+
+
 def _cosine(embedder, question: str, texts: list[str]) -> np.ndarray:
-    vectors = embedder.embed([question, *texts]).astype(np.float64)
-    return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+    """Each distinct text embedded once per run: the pools of the questions overlap, and a larger embedder
+    (all-mpnet-base-v2) would otherwise spend most of the run on the same passages again."""
+    missing = list(dict.fromkeys(t for t in (question, *texts) if t not in _VECTORS))
+    _VECTORS.update(zip(missing, embedder.embed(missing).astype(np.float64)))
+    return np.clip(np.array([_VECTORS[t] for t in texts]).reshape(len(texts), -1) @ _VECTORS[question], 0.0, 1.0)
 
 
 def _good_within(passages: list[dict], key) -> int:
