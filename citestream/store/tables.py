@@ -64,7 +64,7 @@ sentence_vectors = Table(
     "sentence_vectors", metadata,
     Column("model", Text, nullable=False),
     Column("text_sha256", Text, nullable=False),
-    Column("embedding", Vector(EMBEDDING_DIM), nullable=False),
+    Column("embedding", Vector(), nullable=False),  # any dimension: one relevance embedder's, by ``model`` (0010)
     PrimaryKeyConstraint("model", "text_sha256", name="sentence_vectors_pkey"),
 )
 

@@ -86,7 +86,7 @@ def test_the_embedder_trains_on_groups_and_writes_what_the_relevance_embedder_lo
     """`citestream model embedder`'s training, a few steps: typo copies beside their originals, token embeddings
     left as they were (the artifact is the encoder layers only), and the folder loads as the blend's embedder."""
     from citestream.config import get_settings
-    from citestream.embedding import _relevance_embedder, get_relevance_embedder, model_path, relevance_embedder_name
+    from citestream.embedding import relevance_embedder_at, get_relevance_embedder, model_path, relevance_embedder_name
     from citestream.relevance.training.embedder import EmbedderConfig, examples, train_embedder
 
     groups = [Group(q["question"], (CHUNKS[q["chunk"]].units[0], *(CHUNKS[c].units[0] for c in range(3)
@@ -116,7 +116,7 @@ def test_the_embedder_trains_on_groups_and_writes_what_the_relevance_embedder_lo
     finally:
         monkeypatch.delenv("CITESTREAM_RELEVANCE_EMBEDDER")
         get_settings.cache_clear()
-        _relevance_embedder.cache_clear()
+        relevance_embedder_at.cache_clear()
 
 
 def test_contrast_questions_are_built_so_the_sentence_does_not_answer_them():

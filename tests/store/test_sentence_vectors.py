@@ -65,3 +65,21 @@ def test_an_unreadable_store_is_a_miss_not_an_error(engine, caplog):
     model.read_stored_vectors(broken)
     assert np.allclose(model.score(QUESTION, units), RelevanceModel("").score(QUESTION, units), atol=1e-6)
     assert "stored sentence vectors unavailable" in caplog.text
+
+
+def test_vectors_of_another_embedder_and_dimension_live_beside_the_shipped_ones(engine, monkeypatch):
+    """Migration 0010: a 768-d embedder (all-mpnet-base-v2's size) keeps its rows under its own key; each embedder
+    reads only its own, and the shipped 384-d rows are untouched."""
+    from citestream.store import sentence_vectors
+
+    units = _units(engine)
+    shipped = SentenceVectors(engine).fetch(units)
+    wide = {u: np.full(768, 1 / np.sqrt(768), dtype=np.float32) for u in units}
+    monkeypatch.setattr(sentence_vectors, "relevance_embedder_name", lambda: "a-768-d-embedder@0123456789ab")
+    with engine.begin() as conn:
+        sentence_vectors.keep(conn, wide)
+    fetched = SentenceVectors(engine).fetch(units)
+    assert set(fetched) == set(units) and all(v.shape == (768,) and np.allclose(v, wide[u]) for u, v in fetched.items())
+    monkeypatch.undo()
+    again = SentenceVectors(engine).fetch(units)
+    assert all(again[u].shape == (384,) and np.array_equal(again[u], shipped[u]) for u in units)

@@ -24,6 +24,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from .groups import SEED, Group
 from ...text import content_terms
 from .pairs import (OTHER_AUTHORITIES, PREMISE_FORMS, QUALIFIERS, _lower_first, changed_number, flipped,
                     with_acronyms, with_typos)
+from .checkpoint import Checkpoints, Interrupted, run_key
 from .train import warmup_then_linear
 
 NAME = "citestream-relevance-embedder"
@@ -51,6 +53,7 @@ class EmbedderConfig:
     epochs: int = 1
     seed: int = SEED
     threads: int = 2
+    chunk: int = 0           # texts per forward pass with GradCache (``batch_backward``); 0: the whole batch at once
 
 
 @dataclass(frozen=True)
@@ -102,53 +105,153 @@ def examples(groups: Sequence[Group], acronyms: dict[str, str], config: Embedder
 
 
 def train_embedder(base_path: str, rows: Sequence[Example], out_dir: Path,
-                   config: EmbedderConfig = EmbedderConfig(), extra_metadata: dict | None = None) -> dict:
+                   config: EmbedderConfig = EmbedderConfig(), extra_metadata: dict | None = None,
+                   checkpoints: Path | None = None, checkpoint_every: int = 10) -> dict:
+    """Fine-tune the sentence-transformers model at ``base_path`` on ``rows`` and write its encoder layers to
+    ``out_dir``. With ``checkpoints`` (a folder), the run is resumable: its state is saved there every
+    ``checkpoint_every`` steps and on SIGTERM / SIGINT (then ``Interrupted`` is raised), and the same call again
+    continues from it to the same weights as a run never stopped (``checkpoint.py``)."""
     import torch
     from safetensors.torch import save_file
-    from sentence_transformers import SentenceTransformer
+
+    from ...embedding import put_encoder_weights
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    model = SentenceTransformer(base_path, device="cpu")
-    model.max_seq_length = config.max_length
-    bert: Any = model[0].auto_model  # the BERT under the pooling (typed as a tensor or module)
-    for parameter in bert.embeddings.parameters():
-        parameter.requires_grad = False
+    model, bert = load_trainable(base_path, config.max_length)
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.lr)
     order = random.Random(config.seed)
     epochs = [list(rows)] + [order.sample(list(rows), len(rows)) for _ in range(config.epochs - 1)]  # reshuffled
     batches = [epoch[i:i + config.batch] for epoch in epochs for i in range(0, len(epoch), config.batch)]
     scheduler = warmup_then_linear(optimizer, len(batches), max(1, int(config.warmup * len(batches))))
+    run = Checkpoints(checkpoints / f"embedder-{run_key(asdict(config), base_identity(base_path), rows)}",
+                      checkpoint_every) if checkpoints else None
+    first, running, spent = 0, 0.0, 0.0
+    resumed = run.load(optimizer, scheduler) if run else None
+    if run and resumed:
+        first, weights, extra = resumed
+        put_encoder_weights(bert, weights)
+        running, spent = extra["running"], extra["seconds"]
+        print(f"embedder resumes after step {first}/{len(batches)} from {run.folder}", file=sys.stderr, flush=True)
 
-    def embed(texts: list[str]):
-        features = model.preprocess(texts)
-        return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
+    def save(step: int) -> None:
+        if run:
+            run.save(step, trained_weights(bert), optimizer, scheduler,
+                     {"running": running, "seconds": spent + time.monotonic() - started})
 
     model.train()
-    started, running = time.monotonic(), 0.0
-    for step, batch in enumerate(batches):
-        contrasts = [c for r in batch for c in r.contrasts]
-        questions = embed([r.question for r in batch] + contrasts)  # the batch's questions first, in order
-        texts = embed([r.texts[0] for r in batch] + [t for r in batch for t in r.texts[1:]])  # answers first
-        targets = torch.arange(len(batch))
-        loss = torch.nn.functional.cross_entropy(questions[:len(batch)] @ texts.T * config.scale, targets)
-        # and each answer picks its own question out of the batch's questions and contrast questions
-        loss = loss + torch.nn.functional.cross_entropy(texts[:len(batch)] @ questions.T * config.scale, targets)
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-        running = 0.95 * running + 0.05 * loss.item() if step else loss.item()
-        if (step + 1) % 10 == 0 or step + 1 == len(batches):
-            elapsed = time.monotonic() - started
-            print(f"embedder step {step + 1}/{len(batches)} loss {running:.3f}, "
-                  f"~{(len(batches) - step - 1) * elapsed / (step + 1) / 60:.0f} min left", file=sys.stderr, flush=True)
+    started = time.monotonic()
+    with run.stop_on_signals() if run else nullcontext():
+        for step in range(first, len(batches)):
+            loss = batch_backward(model, batches[step], config)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            running = 0.95 * running + 0.05 * loss if step else loss
+            done = step + 1
+            if done % 10 == 0 or done == len(batches):
+                elapsed = time.monotonic() - started
+                print(f"embedder step {done}/{len(batches)} loss {running:.3f}, "
+                      f"~{(len(batches) - done) * elapsed / (done - first) / 60:.0f} min left", file=sys.stderr,
+                      flush=True)
+            if run and run.stop_signal is not None and done < len(batches):
+                save(done)
+                raise Interrupted(done, len(batches), run.folder, run.stop_signal)
+            if run and run.due(done) and done < len(batches):
+                save(done)
     model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in bert.state_dict().items()
-               if not k.startswith("embeddings.")}, str(out_dir / DELTA_FILE))
+    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in trained_weights(bert).items()},
+              str(out_dir / DELTA_FILE))
     metadata = {"name": NAME, "kind": "embedder", "config": asdict(config), "examples": len(rows),
-                "seconds": round(time.monotonic() - started, 1), **(extra_metadata or {})}
+                "seconds": round(spent + time.monotonic() - started, 1), **(extra_metadata or {})}
+    if first:
+        metadata["resumed_after_step"] = first
     (out_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+    if run:
+        run.finish()
     return metadata
+
+
+def load_trainable(base_path: str, max_length: int):
+    """The sentence-transformers model and the transformer under its pooling, token embeddings frozen (the artifact
+    stores the rest: the base's embeddings are read from the base at load time)."""
+    from sentence_transformers import SentenceTransformer
+
+    from ...embedding import quiet_model_loading
+
+    with quiet_model_loading():
+        model = SentenceTransformer(base_path, device="cpu")
+    model.max_seq_length = max_length
+    bert: Any = model[0].auto_model  # the BERT / MPNet under the pooling (typed as a tensor or module)
+    for parameter in bert.embeddings.parameters():
+        parameter.requires_grad = False
+    return model, bert
+
+
+def trained_weights(bert) -> dict:
+    """What training changes: every weight but the token embeddings."""
+    return {k: v for k, v in bert.state_dict().items() if not k.startswith("embeddings.")}
+
+
+def base_identity(base_path: str) -> dict:
+    """What names a base model in a run's key: its folder's name and its weights' sizes (cheap; not a hash)."""
+    folder = Path(base_path)
+    return {"name": folder.name, "weights": sorted((p.name, p.stat().st_size) for p in folder.glob("*.safetensors"))
+            or sorted((p.name, p.stat().st_size) for p in folder.glob("*.bin"))}
+
+
+def _embed(model, texts: list[str]):
+    import torch
+
+    features = model.preprocess(texts)
+    return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
+
+
+def _ranking_loss(questions, texts, n: int, scale: float):
+    """Each of the ``n`` questions picks its answer out of the batch's texts, and each answer its question out of
+    the batch's questions and contrast questions (rows: questions first, answers first)."""
+    import torch
+
+    targets = torch.arange(n)
+    loss = torch.nn.functional.cross_entropy(questions[:n] @ texts.T * scale, targets)
+    return loss + torch.nn.functional.cross_entropy(texts[:n] @ questions.T * scale, targets)
+
+
+def batch_backward(model, batch: Sequence[Example], config: EmbedderConfig) -> float:
+    """The batch's loss, its gradients accumulated in the model; the loss value.
+
+    ``config.chunk`` 0: every text of the batch through the model at once (the shipped recipe; MiniLM's batch of
+    32 fits). Otherwise GradCache (Gao et al., 2021), for a base whose batch does not fit in memory: every embedding
+    without gradients, ``chunk`` texts a pass; the loss and its gradient w.r.t. the embeddings; then each chunk again
+    with gradients, that cached gradient backpropagated. The same loss over the same batch, its memory bounded by
+    one chunk's activations. Each chunk's second pass replays its first pass's RNG state, so dropout masks match."""
+    import torch
+
+    contrasts = [c for r in batch for c in r.contrasts]
+    question_texts = [r.question for r in batch] + contrasts  # the batch's questions first, in order
+    answer_texts = [r.texts[0] for r in batch] + [t for r in batch for t in r.texts[1:]]  # answers first
+    if not config.chunk:
+        loss = _ranking_loss(_embed(model, question_texts), _embed(model, answer_texts), len(batch), config.scale)
+        loss.backward()
+        return loss.item()
+    chunks = [(side, texts[i:i + config.chunk]) for side, texts in enumerate((question_texts, answer_texts))
+              for i in range(0, len(texts), config.chunk)]
+    rng_states, cached = [], []
+    with torch.no_grad():
+        for _, texts in chunks:
+            rng_states.append(torch.get_rng_state())
+            cached.append(_embed(model, texts))
+    sides = [torch.cat([e for (side, _), e in zip(chunks, cached) if side == s]).requires_grad_() for s in (0, 1)]
+    loss = _ranking_loss(sides[0], sides[1], len(batch), config.scale)
+    loss.backward()
+    offsets = [0, 0]
+    after = torch.get_rng_state()
+    for (side, texts), state in zip(chunks, rng_states):
+        torch.set_rng_state(state)
+        grad = sides[side].grad[offsets[side]:offsets[side] + len(texts)]  # type: ignore[index]
+        _embed(model, texts).backward(gradient=grad)
+        offsets[side] += len(texts)
+    torch.set_rng_state(after)
+    return loss.item()

@@ -129,21 +129,39 @@ def cmd_claims(args) -> int:
 
 
 def cmd_embedder(args) -> int:
-    """The relevance embedder: MiniLM-L6 tuned on the mined groups of every document's LLM questions."""
-    from ...embedding import get_embedder, model_path
+    """The relevance embedder: a sentence-transformers base (MiniLM-L6 unless ``--base``) tuned on the mined groups
+    of every document's LLM questions. Resumable: checkpoints in the state folder, the same command continues."""
+    from ...embedding import base_name, get_embedder, model_path
+    from .checkpoint import Interrupted
     from .embedder import examples, train_embedder
     from .groups import groups_by_source, mine_groups
     from .pairs import corpus_acronyms
 
+    base = args.base or model_path()
+    if not (Path(base) / "modules.json").is_file():
+        print(f"no sentence-transformers model in {base} (for all-mpnet-base-v2: `make mpnet`)", file=sys.stderr)
+        return 2
     chunks = load_corpus(Path(args.corpus))
     questions = Path(args.questions)
     groups = mine_groups(chunks, load_questions(questions), fdaqa_rows(Path(args.fdaqa)), get_embedder().embed)
-    config = EmbedderConfig(contrasts=args.contrasts, epochs=args.epochs, negatives=args.negatives)
+    config = EmbedderConfig(contrasts=args.contrasts, epochs=args.epochs, negatives=args.negatives, chunk=args.chunk)
     rows = examples(groups, corpus_acronyms(chunks), config, {c.pdf: c.authority for c in chunks})
+    if args.limit:
+        rows = rows[:args.limit]
     print(f"{len(groups)} groups, {len(rows)} training rows", file=sys.stderr)
-    meta = train_embedder(model_path(), rows, Path(args.out), config, extra_metadata={
-        "llm_questions_sha256": file_sha256(questions), "groups": len(groups),
-        "groups_by_source": groups_by_source(groups)})
+    extra = {"llm_questions_sha256": file_sha256(questions), "groups": len(groups),
+             "groups_by_source": groups_by_source(groups)}
+    if args.base:
+        extra["base"] = base_name(Path(base))
+    if args.limit:
+        extra["limit"] = args.limit
+    try:
+        meta = train_embedder(base, rows, Path(args.out), config, extra_metadata=extra,
+                              checkpoints=get_settings().state_dir / "checkpoints",
+                              checkpoint_every=args.checkpoint_every)
+    except Interrupted as stop:
+        print(stop, file=sys.stderr)
+        return 128 + stop.signum
     print(json.dumps({k: meta[k] for k in ("examples", "seconds")}))
     return 0
 
@@ -221,4 +239,12 @@ def add_parser(sub) -> None:
                    help="hard negatives per question (of the 7 each group mines)")
     e.add_argument("--contrasts", type=int, default=EmbedderConfig.contrasts,
                    help="contrast questions (the answer does not answer them) a group gets at most: 0 to 3")
+    e.add_argument("--base", help="the sentence-transformers folder to tune (default: the package's MiniLM-L6; "
+                                  "all-mpnet-base-v2: `make mpnet`); the artifact loads over the same base")
+    e.add_argument("--chunk", type=int, default=EmbedderConfig.chunk,
+                   help="texts per forward pass, GradCache (0: the whole batch at once, the shipped recipe; a base "
+                        "whose batch does not fit in memory needs one)")
+    e.add_argument("--checkpoint-every", type=int, default=10,
+                   help="steps between checkpoints (in the state folder; also written on SIGTERM / Ctrl-C)")
+    e.add_argument("--limit", type=int, help="train on the first this many rows only (a reduced budget)")
     e.set_defaults(fn=cmd_embedder)
