@@ -132,6 +132,8 @@ class Settings(BaseSettings):
         None, description="HMAC key that signs ledger checkpoints; empty = <state>/keys/ledger-anchor.key")
     ledger_anchor_file: Path | None = Field(
         None, description="Where signed ledger checkpoints are appended; empty = <state>/ledger-anchors.jsonl")
+    record_key_file: Path | None = Field(
+        None, description="HMAC key of the MAC every record a worker writes carries; empty = <state>/keys/records.key")
     ledger_anchor_interval_s: float = Field(
         30.0, ge=0, description="How often the worker writes a checkpoint when the ledger grew; 0 = never")
     broker_security_protocol: str = Field("PLAINTEXT", description="PLAINTEXT | SASL_PLAINTEXT | SASL_SSL")
@@ -213,6 +215,10 @@ class Settings(BaseSettings):
     @property
     def ledger_key_path(self) -> Path:
         return self.ledger_key_file or self.state_dir / "keys" / "ledger-anchor.key"
+
+    @property
+    def record_key_path(self) -> Path:
+        return self.record_key_file or self.state_dir / "keys" / "records.key"
 
     @property
     def ledger_anchor_path(self) -> Path:
