@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 from pathlib import Path
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -150,22 +150,27 @@ class Settings(BaseSettings):
         """aiokafka/kafka-python form of ``broker_url`` (no scheme)."""
         return ",".join(part.split("://", 1)[-1] for part in self.broker_url.split(";"))
 
-    @property
-    def pgpass_file(self) -> Path:
-        """The embedded server's passwords (libpq passfile format, mode 0600), written by ``infra up``."""
+    def pgpass_file(self, user: str) -> Path:
+        """The embedded server's passfile for ``user`` (libpq's format, 0600, written by ``infra up``): the app
+        role's own (``<state>/keys/app.pgpass``, what the worker and the page read), or the owner's
+        (``<state>/pg/pgpass``, for ``make up`` and migrations)."""
+        if user == self.app_db_user:
+            return self.state_dir / "keys" / "app.pgpass"
         return self.state_dir / "pg" / "pgpass"
 
     def resolve_dsn(self, dsn: str) -> str:
-        """``dsn`` ready to connect: a local DSN without a password gets the state folder's pgpass as passfile.
+        """``dsn`` ready to connect: a local DSN without a password gets its user's passfile from the state folder.
 
         libpq then finds the password for that host, port, database and user, so
-        nobody types one and none appears in a URL, a log line or the environment.
+        nobody types one and none appears in a URL, a log line or the environment;
+        and a process connecting as the app role is never handed the owner's file.
         """
         parts = urlsplit(dsn)
+        passfile = self.pgpass_file(unquote(parts.username or ""))
         if (parts.password or "passfile=" in parts.query or parts.hostname not in ("127.0.0.1", "localhost", "::1")
-                or not self.pgpass_file.exists()):
+                or not passfile.exists()):
             return dsn
-        query = "&".join(q for q in (parts.query, f"passfile={quote(str(self.pgpass_file))}") if q)
+        query = "&".join(q for q in (parts.query, f"passfile={quote(str(passfile))}") if q)
         return urlunsplit(parts._replace(query=query))
 
     @property
