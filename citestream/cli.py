@@ -352,8 +352,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .core.errors import CannotStart
+
     args = build_parser().parse_args(argv)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except CannotStart as exc:  # the user can fix it: one line, no traceback
+        print(f"citestream: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

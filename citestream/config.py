@@ -12,7 +12,7 @@ from typing import Literal
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -141,6 +141,16 @@ class Settings(BaseSettings):
     broker_sasl_username: str = ""
     broker_sasl_password: SecretStr | None = None
     broker_ssl_cafile: str = Field("", description="CA bundle for SASL_SSL; empty = the system's")
+
+    @model_validator(mode="after")
+    def _urls_follow_ports(self) -> Settings:
+        """Unset URLs reach the embedded servers on the ports set (``CITESTREAM_PG_PORT=55452 make up`` then works
+        without spelling the URLs out)."""
+        if "database_url" not in self.model_fields_set:
+            self.database_url = f"postgresql://postgres@127.0.0.1:{self.pg_port}/citestream"
+        if "broker_url" not in self.model_fields_set:
+            self.broker_url = f"kafka://127.0.0.1:{self.broker_port}"
+        return self
 
     def topic(self, name: str) -> str:
         return f"{self.topic_prefix}{name}"

@@ -22,12 +22,15 @@ import importlib.util
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import time
 from pathlib import Path
 
 import psycopg
 from psycopg import sql
+
+from ..core.errors import CannotStart
 
 PG_SYSTEM_USER = "citestream-pg"
 OWNER = "postgres"
@@ -56,6 +59,20 @@ def ensure_system_user() -> None:
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_SYSTEM_USER],
             check=True,
         )
+
+
+def _check_reachable(folder: Path) -> None:
+    """``CannotStart`` naming the first folder on the way to ``folder`` the pg user cannot enter (a clone in a
+    ``mktemp -d`` folder or a 0700 home): initdb would otherwise fail with a bare CalledProcessError."""
+    if os.geteuid() != 0 or _as_pg_user("test", "-w", folder, check=False).returncode == 0:
+        return
+    blocked = next((p for p in [*reversed(folder.parents), folder]
+                    if _as_pg_user("test", "-x", p, check=False).returncode != 0), folder)
+    mode = stat.S_IMODE(blocked.stat().st_mode)
+    raise CannotStart(
+        f"the embedded Postgres runs as the system user {PG_SYSTEM_USER}, which cannot enter {blocked} (mode "
+        f"{mode:04o}); put the clone under a folder other users can enter, set CITESTREAM_STATE_DIR to one, or run "
+        f"`chmod o+x {blocked}`")
 
 
 def _readable_binaries(bin_dir: Path, state: Path) -> Path:
@@ -138,11 +155,12 @@ class EmbeddedPostgres:
         ensure_system_user()
         self.root.mkdir(parents=True, exist_ok=True)
         self.socket_dir.mkdir(exist_ok=True)
-        bin_dir = _readable_binaries(_bin_dir(), self.root)
         for folder in (self.root, self.socket_dir):
             folder.chmod(0o700)
             if os.geteuid() == 0:
                 shutil.chown(folder, PG_SYSTEM_USER)
+        _check_reachable(self.root)
+        bin_dir = _readable_binaries(_bin_dir(), self.root)
         passwords = self.passwords()
         passwords = {OWNER: passwords.get(OWNER) or secrets.token_urlsafe(24),
                      APP_ROLE: passwords.get(APP_ROLE) or secrets.token_urlsafe(24)}
