@@ -149,8 +149,7 @@ class EmbeddedPostgres:
     def start(self) -> bool:
         """Start if not running; returns True when this call started it."""
         if self.is_running():
-            if not self.app_pgpass.exists():  # one passfile for both roles, written by an older version: split it
-                self._write_pgpass(self.passwords())
+            self._write_pgpass(self.passwords())  # one passfile for both roles (an older version's) is split
             return False
         ensure_system_user()
         self.root.mkdir(parents=True, exist_ok=True)
