@@ -29,6 +29,8 @@ from starlette.staticfiles import StaticFiles
 
 from .. import idle_fetch
 from ..config import Settings, get_settings
+from ..core.errors import RecordRejected
+from ..core.strict_json import decode_json
 from ..models import IngestRequest, QuestionEvent
 from ..models.common import RequestId
 from ..store import engine_for
@@ -153,11 +155,11 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
             return _error(415, "send the question as application/json")
         limit = int(web.question_max_kb * 1024)
         try:
-            body = json.loads(await read_capped(request.headers.get("content-length"), request.stream(), limit))
+            body = decode_json(await read_capped(request.headers.get("content-length"), request.stream(), limit))
         except BodyTooLarge as exc:
             return _error(413, f"the question's body is too large ({exc}); a question is at most 2,000 characters")
-        except (ValueError, RecursionError):
-            return _error(400, "the body is not JSON")
+        except RecordRejected as exc:
+            return _error(400, f"the body is not JSON a question can be read from ({exc.reason})")
         if not isinstance(body, dict):
             return _error(400, "the body must be a JSON object")
         scope = body.get("scope", "MIXED")
