@@ -157,6 +157,8 @@ def test_an_oversized_question_body_gets_413_unread_and_the_page_stays_up(http, 
     body = json.dumps({"question": "why " * 5000}).encode()  # 20 kB
     refused = http.post("/api/questions", content=body, headers={"content-type": "application/json"})
     assert refused.status_code == 413 and "too large" in refused.json()["error"]
+    deep = http.post("/api/questions", content=b"[" * 5000 + b"]" * 5000, headers={"content-type": "application/json"})
+    assert deep.status_code == 400 and "nested deeper" in deep.json()["error"]  # the intake's decoder
     rss_before = _rss_mb(web_stack.pid)
     status = _send_chunked(web_stack.url, total_mb=400)  # no length declared: refused while reading
     assert status.startswith(b"HTTP/1.1 413"), status
