@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -199,7 +199,8 @@ class Settings(BaseSettings):
             user += ":" + quote(self.app_db_password.get_secret_value(), safe="")
         host = parts.hostname or "127.0.0.1"
         netloc = f"{user}@{'[' + host + ']' if ':' in host else host}" + (f":{parts.port}" if parts.port else "")
-        return self.resolve_dsn(urlunsplit(parts._replace(netloc=netloc)))
+        query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "passfile"])  # the owner's file: not ours
+        return self.resolve_dsn(urlunsplit(parts._replace(netloc=netloc, query=query)))
 
     def kafka_security(self) -> dict:
         """aiokafka / kafka-python keyword arguments for SASL (empty on PLAINTEXT)."""

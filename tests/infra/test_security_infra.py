@@ -140,6 +140,8 @@ def test_the_worker_and_the_page_get_a_passfile_of_the_app_role_alone(embedded, 
     assert {line.split(":")[3] for line in app_file.read_text().splitlines()} == {"citestream_app"}
     assert {line.split(":")[3] for line in embedded.pgpass.read_text().splitlines()} == {"postgres"}
     assert "keys" not in settings.owner_dsn and "pg/pgpass" in settings.owner_dsn
+    derived = settings.model_copy(update={"database_url": settings.owner_dsn}).app_dsn  # an owner DSN with its file
+    assert "keys/app.pgpass" in derived and "pg/pgpass" not in derived
     with psycopg.connect(settings.app_dsn) as conn:
         assert conn.execute("SELECT current_user").fetchone()[0] == "citestream_app"
     with pytest.raises(psycopg.OperationalError, match="password"):
