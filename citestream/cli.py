@@ -216,6 +216,13 @@ def cmd_ledger(args) -> int:
         return 0
     if args.action == "verify":
         anchors = anchor_file(settings)
+        missing = [f"{what} {path}" for what, path, there in (
+            ("the signing key", settings.ledger_key_path, anchors is not None),
+            ("the checkpoint file", settings.ledger_anchor_path, settings.ledger_anchor_path.exists())) if not there]
+        if missing and not args.allow_missing_anchors:
+            print(f"ledger NOT VERIFIED: {' and '.join(missing)} missing; without them a rewritten or truncated "
+                  "ledger looks intact. Restore them, or pass --allow-missing-anchors to check the chain alone")
+            return 1
         checkpoints, forged = anchors.read(name) if anchors else ([], 0)
         report = ledger.verify(checkpoints)
         if not report.ok:
@@ -324,6 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ledger", help="audit ledger: verify the chain and its signed checkpoints, anchor, replay")
     p.add_argument("action", choices=["verify", "anchor", "replay"])
     p.add_argument("request_id", nargs="?", help="for replay: the request whose prompts to rebuild")
+    p.add_argument("--allow-missing-anchors", action="store_true",
+                   help="for verify: a missing signing key or checkpoint file is not a failure (the chain alone)")
     p.set_defaults(fn=cmd_ledger)
 
     from .relevance.training.make import add_parser as add_model_parser
@@ -343,8 +352,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .core.errors import CannotStart
+
     args = build_parser().parse_args(argv)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except CannotStart as exc:  # the user can fix it: one line, no traceback
+        print(f"citestream: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 from pathlib import Path
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -132,6 +132,8 @@ class Settings(BaseSettings):
         None, description="HMAC key that signs ledger checkpoints; empty = <state>/keys/ledger-anchor.key")
     ledger_anchor_file: Path | None = Field(
         None, description="Where signed ledger checkpoints are appended; empty = <state>/ledger-anchors.jsonl")
+    record_key_file: Path | None = Field(
+        None, description="HMAC key of the MAC every record a worker writes carries; empty = <state>/keys/records.key")
     ledger_anchor_interval_s: float = Field(
         30.0, ge=0, description="How often the worker writes a checkpoint when the ledger grew; 0 = never")
     broker_security_protocol: str = Field("PLAINTEXT", description="PLAINTEXT | SASL_PLAINTEXT | SASL_SSL")
@@ -139,6 +141,16 @@ class Settings(BaseSettings):
     broker_sasl_username: str = ""
     broker_sasl_password: SecretStr | None = None
     broker_ssl_cafile: str = Field("", description="CA bundle for SASL_SSL; empty = the system's")
+
+    @model_validator(mode="after")
+    def _urls_follow_ports(self) -> Settings:
+        """Unset URLs reach the embedded servers on the ports set (``CITESTREAM_PG_PORT=55452 make up`` then works
+        without spelling the URLs out)."""
+        if "database_url" not in self.model_fields_set:
+            self.database_url = f"postgresql://postgres@127.0.0.1:{self.pg_port}/citestream"
+        if "broker_url" not in self.model_fields_set:
+            self.broker_url = f"kafka://127.0.0.1:{self.broker_port}"
+        return self
 
     def topic(self, name: str) -> str:
         return f"{self.topic_prefix}{name}"
@@ -148,22 +160,27 @@ class Settings(BaseSettings):
         """aiokafka/kafka-python form of ``broker_url`` (no scheme)."""
         return ",".join(part.split("://", 1)[-1] for part in self.broker_url.split(";"))
 
-    @property
-    def pgpass_file(self) -> Path:
-        """The embedded server's passwords (libpq passfile format, mode 0600), written by ``infra up``."""
+    def pgpass_file(self, user: str) -> Path:
+        """The embedded server's passfile for ``user`` (libpq's format, 0600, written by ``infra up``): the app
+        role's own (``<state>/keys/app.pgpass``, what the worker and the page read), or the owner's
+        (``<state>/pg/pgpass``, for ``make up`` and migrations)."""
+        if user == self.app_db_user:
+            return self.state_dir / "keys" / "app.pgpass"
         return self.state_dir / "pg" / "pgpass"
 
     def resolve_dsn(self, dsn: str) -> str:
-        """``dsn`` ready to connect: a local DSN without a password gets the state folder's pgpass as passfile.
+        """``dsn`` ready to connect: a local DSN without a password gets its user's passfile from the state folder.
 
         libpq then finds the password for that host, port, database and user, so
-        nobody types one and none appears in a URL, a log line or the environment.
+        nobody types one and none appears in a URL, a log line or the environment;
+        and a process connecting as the app role is never handed the owner's file.
         """
         parts = urlsplit(dsn)
+        passfile = self.pgpass_file(unquote(parts.username or ""))
         if (parts.password or "passfile=" in parts.query or parts.hostname not in ("127.0.0.1", "localhost", "::1")
-                or not self.pgpass_file.exists()):
+                or not passfile.exists()):
             return dsn
-        query = "&".join(q for q in (parts.query, f"passfile={quote(str(self.pgpass_file))}") if q)
+        query = "&".join(q for q in (parts.query, f"passfile={quote(str(passfile))}") if q)
         return urlunsplit(parts._replace(query=query))
 
     @property
@@ -182,7 +199,8 @@ class Settings(BaseSettings):
             user += ":" + quote(self.app_db_password.get_secret_value(), safe="")
         host = parts.hostname or "127.0.0.1"
         netloc = f"{user}@{'[' + host + ']' if ':' in host else host}" + (f":{parts.port}" if parts.port else "")
-        return self.resolve_dsn(urlunsplit(parts._replace(netloc=netloc)))
+        query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "passfile"])  # the owner's file: not ours
+        return self.resolve_dsn(urlunsplit(parts._replace(netloc=netloc, query=query)))
 
     def kafka_security(self) -> dict:
         """aiokafka / kafka-python keyword arguments for SASL (empty on PLAINTEXT)."""
@@ -213,6 +231,10 @@ class Settings(BaseSettings):
     @property
     def ledger_key_path(self) -> Path:
         return self.ledger_key_file or self.state_dir / "keys" / "ledger-anchor.key"
+
+    @property
+    def record_key_path(self) -> Path:
+        return self.record_key_file or self.state_dir / "keys" / "records.key"
 
     @property
     def ledger_anchor_path(self) -> Path:

@@ -46,6 +46,14 @@ class Deps:
         return policy_from_settings(self.settings)
 
     @cached_property
+    def sealer(self):
+        """Seals what this process writes to a topic and checks what it reads (``sealing``); makes the key when
+        missing."""
+        from .sealing import RecordSealer
+
+        return RecordSealer.from_file(self.settings.record_key_path, create=True)
+
+    @cached_property
     def engine(self):
         from .store import engine_for
 
@@ -131,7 +139,8 @@ class Deps:
 
     def warm(self) -> None:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""
-        _ = self.embedder, self.tokens, self.relevance, self.claim_relevance, self.llm, self.chunks.index_version()
+        _ = self.sealer, self.embedder, self.tokens, self.relevance, self.claim_relevance, self.llm
+        self.chunks.index_version()
         self.search.warm(self.policy.retrieval.lexical_ranker)
         if self.policy.retrieval.corpus_variant:  # the corpus' acronyms and spelling: 1.6 s on the 19 PDFs
             from .retrieval.lexicon import corpus_lexicon

@@ -61,6 +61,12 @@ class Step:
             raise TopicWiringError(f"{self.stage}: only a step reading questions admits requests")
 
     @property
+    def checks_mac(self) -> bool:
+        """The source topic is one only a worker writes: a record whose MAC does not hold is refused
+        (PROVENANCE_MISMATCH) before the stage sees it."""
+        return spec(self.source).sealed
+
+    @property
     def in_model(self) -> type[BaseModel]:
         return spec(self.source).value_model
 
@@ -98,7 +104,11 @@ FLOW: tuple[Step, ...] = (
 
 
 def _check(flow: tuple[Step, ...], path: tuple[Step, ...]) -> None:
-    """One agent per source topic, unique stage names, and a question path that chains from questions to answers."""
+    """One agent per source topic, unique stage names, a question path that chains from questions to answers, and
+    every output sealed (so the next reader can tell a worker wrote it)."""
+    for step in flow:
+        if not spec(step.sink).sealed:
+            raise TopicWiringError(f"{step.stage} writes {step.sink}, whose record is not Sealed")
     for what in ("stage", "source"):
         names = [getattr(step, what) for step in flow]
         if len(names) != len(set(names)):

@@ -20,6 +20,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
@@ -28,6 +29,7 @@ from pydantic import ValidationError
 from . import metrics
 from .config import Settings, get_settings
 from .models import QuestionEvent, ValidatedAnswer
+from .sealing import RecordSealer
 from .core.texts import REFUSAL_TEXT
 from .scrub import scrub
 from .store import RequestTracker, engine_for
@@ -66,6 +68,11 @@ class Reconciler:
     failed: int = 0
     last_activity: float = field(default_factory=time.time)  # when the workers were last seen doing anything
     last_consumed: dict[TopicPartition, int] = field(default_factory=dict)
+
+    @cached_property
+    def sealer(self) -> RecordSealer:
+        """Seals the failure answers it writes, like a stage's (``sealing``)."""
+        return RecordSealer.from_file(self.settings.record_key_path, create=True)
 
     def observe(self, message) -> None:
         tp = TopicPartition(message.topic, message.partition)
@@ -219,7 +226,7 @@ async def _sweep(rec: Reconciler, producer: AIOKafkaProducer, consumer: AIOKafka
         q = entry.question
         answer = failure_answer(q.request_id, q.question, q.scope, "RECONCILER: no outcome after "
                                 f"{settings.reconcile_max_redrives} re-drives", policy_version=settings.policy_version)
-        await producer.send_and_wait(settings.topic("answers"), value=answer.model_dump_json().encode(), key=entry.key)
+        await producer.send_and_wait(settings.topic("answers"), value=rec.sealer.payload(answer), key=entry.key)
         await asyncio.to_thread(rec.tracker.mark, q.request_id, "failed", detail=answer.failure_reason)
         rec.failed += 1
         metrics.OUTCOMES.labels("failed").inc()

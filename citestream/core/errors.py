@@ -9,3 +9,8 @@ class RecordRejected(Exception):
     def __init__(self, code: str, reason: str):
         super().__init__(reason)
         self.code, self.reason = code, reason
+
+
+class CannotStart(Exception):
+    """A command cannot run here for a reason the user can fix: printed as one line (why, and what to do), no
+    traceback (``cli.main``)."""

@@ -6,10 +6,14 @@ helper creates users silently and listens on a unix socket only).
 
 Every connection needs a password (``scram-sha-256``, TCP and socket alike; the
 socket folder is 0700). The superuser ``postgres`` (the owner that migrates)
-and the application role ``citestream_app`` get generated passwords, kept only
-in ``<state>/pg/pgpass`` (libpq's passfile format, mode 0600), which
-``Settings.resolve_dsn`` hands to libpq: nobody types a password. A cluster made
-by an older version with ``--auth=trust`` is switched over on its next start.
+and the application role ``citestream_app`` get generated passwords, each kept
+in a passfile of its own (libpq's format, mode 0600): the owner's in
+``<state>/pg/pgpass`` (read by ``make up`` and migrations), the app role's in
+``<state>/keys/app.pgpass`` beside the worker's other keys (read by the worker, the
+page and the clients). ``Settings.resolve_dsn`` hands the file of the DSN's user
+to libpq: nobody types a password, and a process connecting as the app role is
+never pointed at the owner's. A cluster made by an older version with
+``--auth=trust`` is switched over on its next start.
 """
 
 from __future__ import annotations
@@ -18,12 +22,15 @@ import importlib.util
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import time
 from pathlib import Path
 
 import psycopg
 from psycopg import sql
+
+from ..core.errors import CannotStart
 
 PG_SYSTEM_USER = "citestream-pg"
 OWNER = "postgres"
@@ -54,6 +61,20 @@ def ensure_system_user() -> None:
         )
 
 
+def _check_reachable(folder: Path) -> None:
+    """``CannotStart`` naming the first folder on the way to ``folder`` the pg user cannot enter (a clone in a
+    ``mktemp -d`` folder or a 0700 home): initdb would otherwise fail with a bare CalledProcessError."""
+    if os.geteuid() != 0 or _as_pg_user("test", "-w", folder, check=False).returncode == 0:
+        return
+    blocked = next((p for p in [*reversed(folder.parents), folder]
+                    if _as_pg_user("test", "-x", p, check=False).returncode != 0), folder)
+    mode = stat.S_IMODE(blocked.stat().st_mode)
+    raise CannotStart(
+        f"the embedded Postgres runs as the system user {PG_SYSTEM_USER}, which cannot enter {blocked} (mode "
+        f"{mode:04o}); put the clone under a folder other users can enter, set CITESTREAM_STATE_DIR to one, or run "
+        f"`chmod o+x {blocked}`")
+
+
 def _readable_binaries(bin_dir: Path, state: Path) -> Path:
     """The pg user must traverse the path to its binaries; copy them out if it cannot."""
     probe = _as_pg_user("test", "-x", bin_dir / "postgres", check=False)
@@ -74,35 +95,45 @@ class EmbeddedPostgres:
         self.log = self.root / "postgres.log"
         self.socket_dir = self.root / "run"
         self.pgpass = self.root / "pgpass"
+        self.app_pgpass = Path(state_dir) / "keys" / "app.pgpass"
         self.port = port
 
     @property
     def admin_dsn(self) -> str:
         return self.dsn(OWNER, "postgres")
 
+    def passfile(self, user: str) -> Path:
+        """The passfile that holds ``user``'s password: the app role's own, or the owner's."""
+        return self.app_pgpass if user == APP_ROLE else self.pgpass
+
     def dsn(self, user: str, database: str) -> str:
-        """A DSN for ``user`` on ``database`` whose password libpq reads from this cluster's pgpass."""
-        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}?passfile={self.pgpass}"
+        """A DSN for ``user`` on ``database`` whose password libpq reads from that user's passfile."""
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}?passfile={self.passfile(user)}"
 
     def passwords(self) -> dict[str, str]:
-        """user → password, from pgpass (empty before the first start)."""
+        """user → password, from both passfiles (empty before the first start)."""
         out = {}
-        if self.pgpass.exists():
-            for line in self.pgpass.read_text().splitlines():
-                fields = line.split(":")
-                if len(fields) == 5:
-                    out[fields[3]] = fields[4]
+        for path in (self.pgpass, self.app_pgpass):
+            if path.exists():
+                for line in path.read_text().splitlines():
+                    fields = line.split(":")
+                    if len(fields) == 5:
+                        out[fields[3]] = fields[4]
         return out
 
     def _write_pgpass(self, passwords: dict[str, str]) -> None:
-        """One line per user for this port on 127.0.0.1 and localhost; 0600 from the start (libpq insists)."""
-        lines = [f"{host}:{self.port}:*:{user}:{password}" for user, password in passwords.items()
-                 for host in ("127.0.0.1", "localhost")]
-        tmp = self.pgpass.with_name(".pgpass.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write("\n".join(lines) + "\n")
-        os.replace(tmp, self.pgpass)
+        """Each user's lines (this port on 127.0.0.1 and localhost) in its own passfile, 0600 from the start (libpq
+        insists): the owner's never sits in the file the worker and the page read."""
+        self.app_pgpass.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for path in (self.pgpass, self.app_pgpass):
+            users = {user: pw for user, pw in passwords.items() if self.passfile(user) == path}
+            lines = [f"{host}:{self.port}:*:{user}:{password}" for user, password in users.items()
+                     for host in ("127.0.0.1", "localhost")]
+            tmp = path.with_name(f".{path.name}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write("\n".join(lines) + "\n")
+            os.replace(tmp, path)
 
     def is_running(self) -> bool:
         pid_file = self.data / "postmaster.pid"
@@ -118,15 +149,17 @@ class EmbeddedPostgres:
     def start(self) -> bool:
         """Start if not running; returns True when this call started it."""
         if self.is_running():
+            self._write_pgpass(self.passwords())  # one passfile for both roles (an older version's) is split
             return False
         ensure_system_user()
         self.root.mkdir(parents=True, exist_ok=True)
         self.socket_dir.mkdir(exist_ok=True)
-        bin_dir = _readable_binaries(_bin_dir(), self.root)
         for folder in (self.root, self.socket_dir):
             folder.chmod(0o700)
             if os.geteuid() == 0:
                 shutil.chown(folder, PG_SYSTEM_USER)
+        _check_reachable(self.root)
+        bin_dir = _readable_binaries(_bin_dir(), self.root)
         passwords = self.passwords()
         passwords = {OWNER: passwords.get(OWNER) or secrets.token_urlsafe(24),
                      APP_ROLE: passwords.get(APP_ROLE) or secrets.token_urlsafe(24)}

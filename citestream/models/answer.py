@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .common import Contract, NoAnswerCode, QuestionReading, Scope, StampedEnvelope
+from .common import Contract, NoAnswerCode, QuestionReading, Scope, Sealed, StampedEnvelope
 
 
 class AnswerSentence(Contract):
@@ -42,7 +42,7 @@ class RelatedClause(Contract):
     chunk_id: str
 
 
-class ValidatedAnswer(StampedEnvelope):
+class ValidatedAnswer(StampedEnvelope, Sealed):
     """Key: ``request_id``. ``answer_text`` is the output text contract: the ANSWER block or the exact refusal.
 
     The same answer is also carried as fields (``sentences``, ``confidence``,

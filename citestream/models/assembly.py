@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .common import Contract, NoAnswer, QuestionReading, Scope, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, StampedEnvelope
 
 _SAFE_ID = re.compile(r"^[^\s|\[\]]+$")  # ids go inside the evidence header: no spaces, bars or brackets
 _SAFE_PDF = re.compile(r"^[^\x00-\x1f\x7f|\[\]#]+$")
@@ -204,7 +204,7 @@ class PromptBuildResult(Contract):
         return self
 
 
-class PromptRecord(StampedEnvelope):
+class PromptRecord(StampedEnvelope, Sealed):
     """Key: ``request_id``. What the generate agent needs: the bundle and the exact prompt bytes."""
 
     question: str

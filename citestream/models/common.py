@@ -100,5 +100,14 @@ class StampedEnvelope(Envelope):
     policy_version: str = Field(max_length=MAX_NAME_CHARS)
 
 
+class Sealed(Contract):
+    """A record a worker writes: ``mac`` authenticates every other field (``citestream.sealing``). A stage reading
+    a topic of a sealed model refuses a record whose MAC does not hold (PROVENANCE_MISMATCH); so does the page."""
+
+    mac: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
+                            description="HMAC-SHA256 of the record's canonical JSON without this field, under the "
+                                        "worker's key")
+
+
 InputTrace = Annotated[list[StageTiming], Field(max_length=MAX_INPUT_TRACE_STAGES)]
 """The trace a publisher may send on an input topic: short, so every stage after it still fits the bound."""

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .common import Contract, Envelope, InputTrace, Name
+from .common import Contract, Envelope, InputTrace, Name, Sealed
 from .limits import MAX_CLAIM_CHARS, MAX_CONSTRAINTS, MAX_NAME_CHARS
 
 
@@ -30,7 +30,7 @@ class ComplianceRequest(Envelope):
     evaluator: Literal["offline", "llm"] = "offline"
 
 
-class ComplianceReportRecord(Envelope):
+class ComplianceReportRecord(Envelope, Sealed):
     """Key: ``request_id``. ``report`` has passed the qa_semantic_compliance_output.v1 validator."""
 
     policy_version: Name | None = None

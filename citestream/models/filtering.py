@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .common import Contract, NoAnswer, QuestionReading, Scope, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, StampedEnvelope
 from .retrieval import Fact
 
 DropReason = Literal[
@@ -25,7 +25,7 @@ class DroppedFact(Contract):
     reason: DropReason
 
 
-class RelevantFactsRecord(StampedEnvelope):
+class RelevantFactsRecord(StampedEnvelope, Sealed):
     """Key: ``request_id``. ``facts`` inherit their Phase A scores and order; at most ``max_context_chunks``.
 
     ``no_evidence`` is the explicit "nothing relevant" the assembler needs before

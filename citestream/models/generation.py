@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .assembly import AnswerBundle
-from .common import Contract, NoAnswer, QuestionReading, Scope, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, StampedEnvelope
 
 
 class LLMExecutionResult(Contract):
@@ -25,7 +25,7 @@ class LLMExecutionResult(Contract):
     error: str | None = None
 
 
-class GenerationRecord(StampedEnvelope):
+class GenerationRecord(StampedEnvelope, Sealed):
     """Key: ``request_id``. ``llm`` is empty when the LLM was skipped (NO_EVIDENCE or FAILED assembly)."""
 
     question: str

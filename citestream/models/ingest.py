@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints, model_validator
 
 from .agent import AgentError, AgentStatus
-from .common import Authority, Contract, Envelope, InputTrace, Name
+from .common import Authority, Contract, Envelope, InputTrace, Name, Sealed
 from .limits import (
     MAX_DOCUMENT_CHARS, MAX_INLINE_BYTES, MAX_INLINE_DOCUMENTS, MAX_METADATA_ENTRIES, MAX_NAME_CHARS, MAX_PATH_CHARS,
     MAX_PATHS,
@@ -78,7 +78,7 @@ class IngestOutputs(Contract):
     documents: list[IngestedDocument] = Field(default_factory=list)
 
 
-class IngestResult(Envelope):
+class IngestResult(Envelope, Sealed):
     policy_version: Name | None = None
     status: AgentStatus
     outputs: IngestOutputs

@@ -13,6 +13,8 @@ from typing import Annotated
 
 from pydantic import BeforeValidator
 
+from ..core.strict_json import MAX_JSON_DEPTH  # noqa: F401  (nesting of a record's JSON: the decoder's bound)
+
 MAX_TEXT_CHARS = 200_000
 """Default bound of every string in every record (prompts and model replies are far below it)."""
 MAX_TRACE_STAGES = 32
@@ -32,8 +34,6 @@ MAX_CLAIMS = 200
 MAX_CLAIM_CHARS = 4000
 MAX_CONSTRAINTS = 200
 MAX_QUERY_CHARS = 2000
-MAX_JSON_DEPTH = 32
-"""Nesting of a record's JSON (the deepest contract needs about 8)."""
 
 
 def clamp_int(low: int, high: int):

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .common import Envelope, Name, StampedEnvelope, utcnow
+from .common import Envelope, Name, Sealed, StampedEnvelope, utcnow
 
 ReasonCode = Literal[
     "DECODE_ERROR",          # not UTF-8 or not JSON
@@ -29,7 +29,7 @@ KEPT_ORIGINAL_BYTES = 64 * 1024
 KEPT_KEY_BYTES = 1024
 
 
-class DeadLetter(Envelope):
+class DeadLetter(Envelope, Sealed):
     """Key: ``request_id`` (the original key, or ``unknown-<topic>-<partition>-<offset>`` when there was none).
 
     It always fits on the broker: an original longer than ``KEPT_ORIGINAL_BYTES``
@@ -58,7 +58,7 @@ FALLBACK_ALERT_MESSAGE = (
 )
 
 
-class FallbackRateAlert(StampedEnvelope):
+class FallbackRateAlert(StampedEnvelope, Sealed):
     """Key: ``request_id`` = ``fallback-rate-<window_start>``."""
 
     kind: Literal["fallback_rate"] = "fallback_rate"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, NoAnswer, QuestionReading, Scope, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, StampedEnvelope
 
 
 class Fact(Contract):
@@ -61,7 +61,7 @@ class RelevanceTrace(Contract):
     scope_inferred: bool = False
 
 
-class FactsRecord(StampedEnvelope):
+class FactsRecord(StampedEnvelope, Sealed):
     """Key: ``request_id``. Facts are ordered most relevant first (the relevance model's order), else by score."""
 
     question: str

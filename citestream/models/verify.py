@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, Envelope, InputTrace, Name, Scope
+from .common import Contract, Envelope, InputTrace, Name, Scope, Sealed
 from .limits import MAX_CLAIM_CHARS, MAX_CLAIMS, MAX_NAME_CHARS, MAX_QUERY_CHARS, TopK
 from .retrieval import GroundingPack
 
@@ -47,7 +47,7 @@ class VerifyOutputs(Contract):
     overallPass: bool
 
 
-class ClaimVerifyResult(Envelope):
+class ClaimVerifyResult(Envelope, Sealed):
     policy_version: Name | None = None
     status: AgentStatus
     outputs: VerifyOutputs

@@ -22,12 +22,13 @@ import hmac
 import json
 import logging
 import os
-import secrets
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, UTC
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from ..keys import load_key
 
 log = logging.getLogger("citestream.ledger.anchors")
 
@@ -50,24 +51,6 @@ def ledger_name(dsn: str) -> str:
     """Which ledger a DSN reaches: ``host:port/database`` (the user and password do not matter)."""
     parts = urlsplit(dsn)
     return f"{parts.hostname or 'localhost'}:{parts.port or 5432}/{parts.path.lstrip('/') or 'postgres'}"
-
-
-def load_key(path: Path, create: bool = False) -> bytes | None:
-    """The signing key (32 random bytes, hex in a 0600 file); created when missing and ``create``."""
-    try:
-        return bytes.fromhex(path.read_text().strip())
-    except FileNotFoundError:
-        if not create:
-            return None
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    key = secrets.token_bytes(32)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process made it first
-        return bytes.fromhex(path.read_text().strip())
-    with os.fdopen(fd, "w") as out:
-        out.write(key.hex() + "\n")
-    return key
 
 
 def sign(key: bytes, checkpoint: Checkpoint) -> Checkpoint:

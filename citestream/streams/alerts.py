@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from ..models import FactsRecord, FallbackRateAlert
 from ..topics import spec
-from .app import app, kafka_topic, settings
+from .app import app, kafka_topic, sealed, settings, stream_deps
 
 log = logging.getLogger("citestream.streams.alerts")
 
@@ -61,6 +61,8 @@ async def fallback_rate(stream):
             record = FactsRecord.model_validate_json(event.value)
         except (ValidationError, ValueError, TypeError):
             continue  # the filter agent dead-letters what breaks the contract
+        if stream_deps().sealer.problem(record):
+            continue  # nor does a record no worker wrote count (the filter agent dead-letters it too)
         if not record.facts:
             continue
         window_counts[ANSWERABLE] += 1
@@ -76,4 +78,4 @@ async def fallback_rate(stream):
         if alert is not None:
             window_counts[ALERTED] = 1
             log.warning("%s window=%s..%s rate=%.3f", alert.message, alert.window_start, alert.window_end, alert.rate)
-            await alerts_topic.send(key=alert.request_id.encode(), value=alert.model_dump_json().encode())
+            await alerts_topic.send(key=alert.request_id.encode(), value=sealed(alert))

@@ -73,7 +73,7 @@ async def dead_letter(stage: str, source: str, event: faust.EventT, code: str, r
                                 request_id=request_id, policy_version=settings.policy_version)
     log.warning("dead-letter stage=%s code=%s request_id=%s: %s", stage, code, record.request_id, record.reason[:200])
     metrics.DEAD_LETTERED.labels(stage, code).inc()
-    await _delivered(deadletter_topic, record.request_id, record.model_dump_json().encode())
+    await _delivered(deadletter_topic, record.request_id, sealed(record))
 
 
 SIDE_DEAD_LETTER_TIMEOUT_S = 30.0
@@ -85,7 +85,7 @@ def _publish_side_dead_letter(letter: DeadLetter) -> None:
     log.warning("dead-letter stage=%s code=%s request_id=%s: %s", letter.stage, letter.reason_code,
                 letter.request_id, letter.reason[:200])
     metrics.DEAD_LETTERED.labels(letter.stage, letter.reason_code).inc()
-    send = deadletter_topic.send(key=letter.request_id.encode(), value=letter.model_dump_json().encode())
+    send = deadletter_topic.send(key=letter.request_id.encode(), value=sealed(letter))
     asyncio.run_coroutine_threadsafe(send, app.loop).result(timeout=SIDE_DEAD_LETTER_TIMEOUT_S)
 
 
@@ -95,6 +95,11 @@ def stream_deps() -> Deps:
     if deps.publish_dead_letter is None:
         deps.publish_dead_letter = _publish_side_dead_letter
     return deps
+
+
+def sealed(record) -> bytes:
+    """A record's bytes for a topic, with the MAC that tells its reader a worker wrote it (``sealing``)."""
+    return stream_deps().sealer.payload(record)
 
 
 async def _delivered(topic: faust.TopicT, key: str, value: bytes) -> None:
@@ -193,7 +198,7 @@ class StageAgent:
             await self.record(record, out, deps)
 
     async def decode(self, event: faust.EventT) -> Envelope | None:
-        """The input record, or None once it is dead-lettered (size, JSON, contract)."""
+        """The input record, or None once it is dead-lettered (size, JSON, MAC on a sealed topic, contract)."""
         step = self.step
         try:
             data = decode_json(check_size(event.value, self.source_spec.max_bytes, step.source))
@@ -201,6 +206,8 @@ class StageAgent:
             await dead_letter(step.stage, step.source, event, exc.code, exc.reason)
             return None
         try:
+            if step.checks_mac:
+                stream_deps().sealer.check(data)
             return cast(Envelope, parse(step.in_model, data))  # every topic's model is an Envelope
         except RecordRejected as exc:
             rid = data.get("request_id") if isinstance(data, dict) else None
@@ -240,7 +247,7 @@ class StageAgent:
         step = self.step
         try:
             out.trace = [*out.trace, timing]
-            payload = step.out_model.model_validate(out.model_dump()).model_dump_json().encode()
+            payload = deps.sealer.payload(step.out_model.model_validate(out.model_dump()))
         except ValidationError as exc:
             await self.reject_output(event, record, deps, "OUTPUT_CONTRACT", contract_errors(exc))
             return False
@@ -295,7 +302,7 @@ async def _answer_failure(record: Envelope, stage: str, reason: str, deps: Deps)
         answer = await _run_with_retry(lambda r, d: _failure_answer(r, stage, reason, d), record, deps, stage)
         if await _run_with_retry(_outcome_of, record, deps, stage):
             return  # the question already has its one outcome
-        await _delivered(answers_topic, record.request_id, answer.model_dump_json().encode())
+        await _delivered(answers_topic, record.request_id, sealed(answer))
         await _run_with_retry(lambda r, d: d.tracker.mark(r.request_id, "failed", detail=answer.failure_reason),
                               record, deps, stage)
         metrics.OUTCOMES.labels("failed").inc()
@@ -309,4 +316,4 @@ def _timing(stage: str, started_at, started: float):
     return StageTiming(stage=stage, started_at=started_at, elapsed_ms=round((time.monotonic() - started) * 1000, 3))
 
 
-__all__ = ["app", "dead_letter", "kafka_topic", "wire"]
+__all__ = ["app", "dead_letter", "kafka_topic", "sealed", "wire"]

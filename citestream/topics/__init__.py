@@ -16,6 +16,7 @@ from ..models import (
     FactsRecord, FallbackRateAlert, GenerationRecord, IngestRequest, IngestResult, PromptRecord,
     QuestionEvent, RelevantFactsRecord, ValidatedAnswer,
 )
+from ..models.common import Sealed
 
 
 log = logging.getLogger("citestream.topics")
@@ -33,6 +34,12 @@ class TopicSpec:
     description: str = ""
     max_bytes: int = INTERNAL_MAX_BYTES
     """Largest value accepted: a bigger one is dead-lettered (RECORD_TOO_LARGE) before it is parsed."""
+
+    @property
+    def sealed(self) -> bool:
+        """Only a worker writes this topic: its records carry a MAC, checked by whoever reads them
+        (``citestream.sealing``)."""
+        return issubclass(self.value_model, Sealed)
 
 
 class TopicWiringError(TypeError):

@@ -29,14 +29,17 @@ from starlette.staticfiles import StaticFiles
 
 from .. import idle_fetch
 from ..config import Settings, get_settings
+from ..core.errors import RecordRejected
+from ..core.strict_json import decode_json
 from ..models import IngestRequest, QuestionEvent
 from ..models.common import RequestId
 from ..store import engine_for
 from . import queries, render
 from .bridge import Bridge, sse_payload
+from .limits import BodyTooLarge, Slots, read_capped
 from .security import SecurityHeaders
 from .settings import WebSettings, get_web_settings
-from .timeline import timeline
+from .timeline import Throttled, Timelines
 from .uploads import UploadRejected, save_upload
 
 PACKAGE = Path(str(files("citestream.web")))
@@ -78,12 +81,28 @@ async def _publish(bridge: Bridge, topic: str, record) -> JSONResponse | None:
     return None
 
 
+class _Stream(EventSourceResponse):
+    """An event stream that gives its slot and queue back however it ends (even one never started)."""
+
+    def __init__(self, release, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.release = release
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.release()
+
+
 def create_app(settings: Settings | None = None, web: WebSettings | None = None) -> Starlette:
     settings = settings or get_settings()
     web = web or get_web_settings()
     idle_fetch.apply(settings.broker_idle_fetch_ms / 1000)  # the bridge's consumers wait on idle topics all day
     bridge = Bridge(settings, web)
     engine = engine_for(settings.app_dsn)
+    timelines = Timelines(settings, web, engine, bridge.trust)
+    streams = Slots(web.max_streams)
     page_cache = settings.state_dir / "web" / "pages"
     uploads_dir = settings.state_dir / "uploads"
 
@@ -104,32 +123,43 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True, "consumer_group": bridge.group, "connected": bridge.connected,
-                             "assigned": bridge.ready.is_set()})
+                             "assigned": bridge.ready.is_set(), "trust": bridge.trust_status(),
+                             "streams": {"open": streams.taken, "max": streams.size},
+                             "timeline_reads": timelines.started})
 
     async def events(request: Request) -> Response:
-        """One stream per browser: a snapshot of recent records first, then every record as it arrives."""
+        """One stream per browser: a snapshot of recent records first, then every record as it arrives. At most
+        ``max_streams`` at once: each holds a socket and a queue of up to 1,000 records."""
+        if not streams.take():
+            return JSONResponse({"error": f"{streams.size} live streams are open, the most this page serves; "
+                                          "close another tab or try again later"},
+                                status_code=503, headers={"retry-after": "10"})
         queue = bridge.subscribe()
 
         async def stream():
-            try:
-                yield ServerSentEvent(data=json.dumps(bridge.snapshot(), ensure_ascii=False), event="snapshot")
-                while True:
-                    event = await queue.get()
-                    if event is None:  # dropped for falling behind; the browser reconnects
-                        return
-                    yield ServerSentEvent(data=sse_payload(event), event=event.kind)
-            finally:
-                bridge.unsubscribe(queue)
+            yield ServerSentEvent(data=json.dumps(bridge.snapshot(), ensure_ascii=False), event="snapshot")
+            while True:
+                event = await queue.get()
+                if event is None:  # dropped for falling behind; the browser reconnects
+                    return
+                yield ServerSentEvent(data=sse_payload(event), event=event.kind)
 
-        return EventSourceResponse(stream(), ping=KEEPALIVE_S, headers={"cache-control": "no-cache"})
+        def release() -> None:
+            bridge.unsubscribe(queue)
+            streams.give_back()
+
+        return _Stream(release, stream(), ping=KEEPALIVE_S, headers={"cache-control": "no-cache"})
 
     async def ask(request: Request) -> Response:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _error(415, "send the question as application/json")
+        limit = int(web.question_max_kb * 1024)
         try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "the body is not JSON")
+            body = decode_json(await read_capped(request.headers.get("content-length"), request.stream(), limit))
+        except BodyTooLarge as exc:
+            return _error(413, f"the question's body is too large ({exc}); a question is at most 2,000 characters")
+        except RecordRejected as exc:
+            return _error(400, f"the body is not JSON a question can be read from ({exc.reason})")
         if not isinstance(body, dict):
             return _error(400, "the body must be a JSON object")
         scope = body.get("scope", "MIXED")
@@ -158,7 +188,11 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         rid = request.path_params["request_id"]
         if not _valid_id(rid):
             return _error(422, "not a request_id")
-        return JSONResponse(await timeline(settings, web, engine, rid))
+        try:
+            return JSONResponse(await timelines.get(rid))
+        except Throttled as exc:
+            return JSONResponse({"error": str(exc)}, status_code=429,
+                                headers={"retry-after": str(max(1, round(exc.retry_after_s)))})
 
     async def documents(request: Request) -> Response:
         docs = await asyncio.to_thread(queries.list_documents, engine)

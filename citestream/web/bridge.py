@@ -4,9 +4,11 @@ The page is one more consumer of the flow, like any downstream application:
 it never calls a stage function. One consumer (group ``<app_id>-web``) reads
 ``answers``, ``ops.alerts``, ``qa.deadletter`` and ``documents.ingested`` in
 full, and only the keys of the stage topics (to show a question moving through
-the flow). Each record becomes a :class:`WebEvent`, kept in small in-memory
-buffers for browsers that connect later and fanned out to every open
-server-sent-events stream.
+the flow). A record read in full is decoded strictly (``core.strict_json``) and
+shown only when its MAC holds (``trust``): a record no worker wrote never reaches
+a browser. Each record becomes a :class:`WebEvent`, kept for browsers that
+connect later (``kept``: bounded in count and bytes) and fanned out to every
+open server-sent-events stream.
 
 On each partition assignment the consumer starts ``backlog`` records before the
 end, so a fresh page shows recent traffic; the group commits nothing (the page
@@ -18,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -28,8 +29,13 @@ from aiokafka.errors import KafkaConnectionError
 from pydantic import ValidationError
 
 from ..config import Settings
+from ..core.errors import RecordRejected
+from ..core.strict_json import check_size, decode_json
 from ..models import DeadLetter, Envelope, FallbackRateAlert, IngestResult, ValidatedAnswer
+from ..topics import spec
+from .kept import KeptEvents
 from .settings import WebSettings
+from .trust import PageTrust
 from .views import WebEvent, alert_view, answer_view, deadletter_view, ingested_view
 
 log = logging.getLogger("citestream.web")
@@ -64,9 +70,11 @@ class Bridge:
     def __init__(self, settings: Settings, web: WebSettings):
         self.settings, self.web = settings, web
         self.group = web.group or f"{settings.app_id}-web"
-        self.recent: dict[str, deque[WebEvent]] = {kind: deque(maxlen=web.keep) for kind, _, _ in READ_IN_FULL.values()}
-        self.by_request: dict[str, OrderedDict[str, WebEvent]] = {kind: OrderedDict() for kind, _, _ in
-                                                                   READ_IN_FULL.values()}
+        self.kept = {kind: KeptEvents(web.keep * 5, int(web.keep_mb * (1 << 20))) for kind, _, _ in
+                     READ_IN_FULL.values()}
+        self.trust = PageTrust(settings.record_key_path)
+        self.hidden: dict[str, int] = {name: 0 for name in READ_IN_FULL}
+        """Records read in full but not shown: unreadable, or not written by a worker (their MAC does not hold)."""
         self.stage_counts: dict[str, int] = {name: 0 for name in (*STAGE_TOPICS, *READ_IN_FULL)}
         self.subscribers: set[asyncio.Queue] = set()
         self.ready = asyncio.Event()
@@ -164,23 +172,31 @@ class Bridge:
         if topic in READ_IN_FULL:
             kind, model, view = READ_IN_FULL[topic]
             try:
-                record = model.model_validate_json(message.value)
-            except (ValidationError, ValueError) as exc:
-                log.warning("web bridge: unreadable record on %s at %s/%s skipped: %s", topic, message.partition,
-                            message.offset, str(exc)[:200])
+                record = self._shown(topic, model, message.value)
+            except RecordRejected as exc:
+                self.hidden[topic] += 1
+                log.warning("web bridge: record on %s at %s/%s not shown (%s): %s", topic, message.partition,
+                            message.offset, exc.code, exc.reason[:200])
                 return
             event = WebEvent(kind=kind, topic=topic, request_id=record.request_id, partition=message.partition,
                              offset=message.offset, timestamp_ms=message.timestamp, data=view(record))
-            self.recent[kind].append(event)
-            remembered = self.by_request[kind]
-            remembered[record.request_id] = event
-            remembered.move_to_end(record.request_id)
-            while len(remembered) > self.web.keep * 5:
-                remembered.popitem(last=False)
+            self.kept[kind].add(event)
         else:
             event = WebEvent(kind="stage", topic=topic, request_id=key, partition=message.partition,
                              offset=message.offset, timestamp_ms=message.timestamp)
         self._fan_out(event)
+
+    def _shown(self, topic: str, model: type[Envelope], value: bytes | None) -> Envelope:
+        """The record to show, or ``RecordRejected``: the intake's decoder, then the MAC of a sealed topic, then
+        the topic's contract."""
+        topic_spec = spec(topic)
+        data = decode_json(check_size(value, topic_spec.max_bytes, topic))
+        if topic_spec.sealed:
+            self.trust.check(data)
+        try:
+            return model.model_validate(data)
+        except (ValidationError, RecursionError) as exc:
+            raise RecordRejected("SCHEMA_VIOLATION", type(exc).__name__) from None
 
     def _fan_out(self, event: WebEvent) -> None:
         for queue in list(self.subscribers):
@@ -205,14 +221,21 @@ class Bridge:
     def snapshot(self) -> dict:
         """What a newly connected browser starts from: recent records of each kind, and the stage counts."""
         return {
-            "recent": {kind: [e.model_dump(mode="json") for e in events] for kind, events in self.recent.items()},
+            "recent": {kind: [e.model_dump(mode="json") for e in kept.recent(self.web.keep)]
+                       for kind, kept in self.kept.items()},
             "counts": dict(self.stage_counts),
             "group": self.group,
             "prefix": self.settings.topic_prefix,
+            "trust": self.trust_status(),
         }
 
+    def trust_status(self) -> dict:
+        """Whether the page can verify records, why not, and how many it held back per topic."""
+        return {"verifying": self.trust.unavailable is None, "why_not": self.trust.unavailable,
+                "hidden": dict(self.hidden)}
+
     def latest(self, kind: str, request_id: str) -> WebEvent | None:
-        return self.by_request[kind].get(request_id)
+        return self.kept[kind].latest(request_id)
 
     # --- records out ------------------------------------------------------------------------------
 

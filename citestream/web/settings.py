@@ -19,7 +19,16 @@ class WebSettings(BaseSettings):
     port: int = Field(8088, description="Port `citestream web` listens on")
     group: str = Field("", description="Kafka consumer group of the page; empty = <app_id>-web")
     backlog: int = Field(50, ge=0, description="Records per partition the live view starts with")
-    keep: int = Field(200, ge=10, description="Recent records of each kind kept in memory for new browsers")
+    keep: int = Field(200, ge=10, description="Recent records of each kind sent to a browser when it connects "
+                                              "(five times as many are kept for /api/answers/ID)")
+    keep_mb: float = Field(16.0, gt=0, description="Most megabytes of records of each kind kept in memory")
+    question_max_kb: float = Field(16.0, gt=0, description="Largest question body accepted (read no further)")
+    max_streams: int = Field(32, ge=1, description="Live event streams open at once; more get 503")
+    timeline_cache_s: float = Field(
+        10.0, ge=0, description="A request's timeline is read from Kafka at most once in this long (later GETs "
+                                "get the same read)")
+    timeline_reads_per_minute: int = Field(
+        30, ge=1, description="Timelines read from Kafka per minute, all requests together; more get 429")
     timeline_window: int = Field(
         2000, ge=10, description="A request timeline reads at most this many latest records per partition")
     upload_max_mb: float = Field(50.0, gt=0, description="Largest PDF the upload accepts")

@@ -3,31 +3,44 @@
 A group-less consumer reads the latest ``timeline_window`` records of each
 partition of each topic up to the end offsets taken when the read starts, and
 keeps those keyed by the request_id. The records are shown as they are on the
-topic (a generic summary plus the JSON), with the trace each one carries, then
-the request's ledger rows, their replay and the verified chain from Postgres.
+topic (a generic summary plus the JSON), with the trace each one carries and, on a
+topic only workers write, whether its MAC holds; then the request's ledger rows,
+their replay and the verified chain from Postgres. Records are decoded with the
+intake's decoder (``core.strict_json``), so a hostile one gets its reason, not a 500.
+
+A read starts a Kafka consumer and the chain check reads the whole ledger, so
+``Timelines`` shares one read of a request among the GETs of ``timeline_cache_s``,
+verifies the chain at most once in that time, and starts at most
+``timeline_reads_per_minute`` reads (``Throttled`` past that: the page answers 429).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
+from collections import OrderedDict
 
 from aiokafka import AIOKafkaConsumer
 from sqlalchemy import Engine
 
-from ..config import Settings
 from ..client import partitions_of
-from .queries import ledger_status, request_state
+from ..config import Settings
+from ..core.errors import RecordRejected
+from ..core.strict_json import check_size, decode_json
+from ..topics import spec
+from .limits import PerMinute
+from .queries import chain_status, ledger_rows, request_state
 from .settings import WebSettings
+from .trust import PageTrust
 from .views import printable, raw_json, record_summary
 
 TIMELINE_TOPICS = ("questions", "qa.facts", "qa.relevant", "qa.prompts", "qa.generations", "answers",
                    "qa.deadletter")
 READ_LIMIT_S = 15.0
+CACHED_REQUESTS = 256
 
 
-async def read_back(settings: Settings, web: WebSettings, request_id: str) -> list[dict]:
+async def read_back(settings: Settings, web: WebSettings, trust: PageTrust, request_id: str) -> list[dict]:
     """The request's records on every timeline topic, in time order (topic order on ties)."""
     key = request_id.encode()
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False,
@@ -49,7 +62,7 @@ async def read_back(settings: Settings, web: WebSettings, request_id: str) -> li
             for tp, messages in batches.items():
                 for m in messages:
                     if m.offset < ends[tp] and m.key == key:
-                        found.append(_entry(names[tp.topic], m))
+                        found.append(_entry(names[tp.topic], m, trust))
                 if messages and messages[-1].offset + 1 >= ends[tp]:
                     pending.discard(tp)
     finally:
@@ -59,28 +72,73 @@ async def read_back(settings: Settings, web: WebSettings, request_id: str) -> li
     return found
 
 
-def _entry(topic: str, message) -> dict:
+def _entry(topic: str, message, trust: PageTrust) -> dict:
+    """One record as the timeline shows it: readable with its summary, or its escaped bytes and why not; on a sealed
+    topic, ``authentic`` says whether a worker wrote it (``not_authentic`` why not)."""
+    entry = {"topic": topic, "partition": message.partition, "offset": message.offset,
+             "timestamp_ms": message.timestamp, "readable": False, "unreadable": None, "summary": {}, "trace": [],
+             "json": "", "authentic": None, "not_authentic": None}
+    topic_spec = spec(topic)
     try:
-        record = json.loads(message.value)
-    except (ValueError, UnicodeDecodeError):
-        record = None
+        record = decode_json(check_size(message.value, topic_spec.max_bytes, topic))
+    except RecordRejected as exc:
+        record, entry["unreadable"] = None, f"{exc.code}: {exc.reason}"
     if not isinstance(record, dict):
-        return {"topic": topic, "partition": message.partition, "offset": message.offset,
-                "timestamp_ms": message.timestamp, "readable": False,
-                "preview": printable(message.value or b""), "summary": {}, "trace": [], "json": ""}
+        entry["unreadable"] = entry["unreadable"] or "not a JSON object"
+        return {**entry, "preview": printable(message.value or b"")}
+    if topic_spec.sealed:
+        entry["not_authentic"] = trust.problem(record)
+        entry["authentic"] = entry["not_authentic"] is None
     trace = record.get("trace")
     if not isinstance(trace, list):
         trace = []
-    return {"topic": topic, "partition": message.partition, "offset": message.offset,
-            "timestamp_ms": message.timestamp, "readable": True, "summary": record_summary(record),
+    return {**entry, "readable": True, "summary": record_summary(record),
             "trace": [t for t in trace if isinstance(t, dict)][:20], "json": raw_json(record)}
 
 
-async def timeline(settings: Settings, web: WebSettings, engine: Engine, request_id: str) -> dict:
-    records, ledger, state = await asyncio.gather(
-        read_back(settings, web, request_id),
-        asyncio.to_thread(ledger_status, engine, request_id),
-        asyncio.to_thread(request_state, engine, request_id),
-    )
-    return {"request_id": request_id, "records": records, "ledger": ledger, "state": state,
-            "window": web.timeline_window}
+class Throttled(Exception):
+    def __init__(self, retry_after_s: float):
+        super().__init__(f"too many timeline reads; retry in {retry_after_s:.0f} s")
+        self.retry_after_s = retry_after_s
+
+
+class Timelines:
+    """Request timelines, each read once per ``timeline_cache_s`` and at most ``timeline_reads_per_minute``."""
+
+    def __init__(self, settings: Settings, web: WebSettings, engine: Engine, trust: PageTrust):
+        self.settings, self.web, self.engine, self.trust = settings, web, engine, trust
+        self.reads = PerMinute(web.timeline_reads_per_minute)
+        self.started = 0  # reads started (each one a Kafka consumer)
+        self._cache: OrderedDict[str, tuple[float, asyncio.Task]] = OrderedDict()
+        self._chain: tuple[float, asyncio.Task] | None = None
+
+    async def get(self, request_id: str) -> dict:
+        now = time.monotonic()
+        cached = self._cache.get(request_id)
+        if cached is None or now - cached[0] > self.web.timeline_cache_s:
+            wait = self.reads.allow()
+            if wait:
+                raise Throttled(wait)
+            self.started += 1
+            cached = (now, asyncio.create_task(self._read(request_id)))
+            self._cache[request_id] = cached
+            while len(self._cache) > CACHED_REQUESTS:
+                self._cache.popitem(last=False)
+        return await asyncio.shield(cached[1])
+
+    async def _read(self, request_id: str) -> dict:
+        records, rows, chain, state = await asyncio.gather(
+            read_back(self.settings, self.web, self.trust, request_id),
+            asyncio.to_thread(ledger_rows, self.engine, request_id),
+            self._chain_status(),
+            asyncio.to_thread(request_state, self.engine, request_id),
+        )
+        return {"request_id": request_id, "records": records, "ledger": {"rows": rows, "chain": chain},
+                "state": state, "window": self.web.timeline_window}
+
+    async def _chain_status(self) -> dict:
+        """The whole chain's check, shared by the reads of ``timeline_cache_s``."""
+        now = time.monotonic()
+        if self._chain is None or now - self._chain[0] > self.web.timeline_cache_s:
+            self._chain = (now, asyncio.create_task(asyncio.to_thread(chain_status, self.engine)))
+        return await asyncio.shield(self._chain[1])

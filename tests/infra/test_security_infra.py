@@ -18,6 +18,7 @@ from citestream import infra, metrics
 from citestream.config import Settings
 from citestream.llm import LLMError, OpenAIBackend
 
+from tests.support.common import as_app_role
 from tests.support.reliability import free_port
 
 
@@ -57,10 +58,7 @@ def test_state_files_are_owner_only(settings, embedded):
 
 
 def test_the_worker_role_appends_but_cannot_rewrite_provenance_or_requests_history(database):
-    from urllib.parse import urlparse, urlunparse
-
-    parts = urlparse(database)
-    app_url = urlunparse(parts._replace(netloc=f"citestream_app@{parts.hostname}:{parts.port}"))
+    app_url = as_app_role(database)
     with psycopg.connect(app_url, autocommit=True) as conn:
         assert conn.execute("SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles "
                             "WHERE rolname = current_user").fetchone() == (False, False, False)
@@ -130,3 +128,51 @@ def test_a_cluster_made_with_trust_by_an_older_version_is_moved_to_scram(tmp_pat
     finally:
         pg.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_worker_and_the_page_get_a_passfile_of_the_app_role_alone(embedded, settings):
+    """The app role's password is in a file of its own, the one its DSN is handed; the owner's is not in it, so
+    with it the superuser cannot connect. (One OS user can still open the owner's file: docs/security.md.)"""
+    from urllib.parse import parse_qs, urlsplit
+
+    app_file = Path(parse_qs(urlsplit(settings.app_dsn).query)["passfile"][0])
+    assert app_file == settings.state_dir / "keys" / "app.pgpass" and _mode(app_file) == 0o600
+    assert {line.split(":")[3] for line in app_file.read_text().splitlines()} == {"citestream_app"}
+    assert {line.split(":")[3] for line in embedded.pgpass.read_text().splitlines()} == {"postgres"}
+    assert "keys" not in settings.owner_dsn and "pg/pgpass" in settings.owner_dsn
+    derived = settings.model_copy(update={"database_url": settings.owner_dsn}).app_dsn  # an owner DSN with its file
+    assert "keys/app.pgpass" in derived and "pg/pgpass" not in derived
+    with psycopg.connect(settings.app_dsn) as conn:
+        assert conn.execute("SELECT current_user").fetchone()[0] == "citestream_app"
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        psycopg.connect(f"postgresql://postgres@127.0.0.1:{settings.pg_port}/postgres?passfile={app_file}",
+                        connect_timeout=5)
+
+
+def test_servers_in_a_folder_postgres_cannot_enter_stop_with_one_line():
+    """A clone in a 0700 folder (``mktemp -d``, a private home): ``infra up`` says why and what to do in one line,
+    exit 2, no traceback (it was a bare CalledProcessError from initdb)."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("Postgres runs as another user only when started as root")
+    root = Path(tempfile.mkdtemp(prefix="citestream-private-"))  # not under pytest's own 0700 folders
+    root.chmod(0o755)
+    private = root / "private"
+    private.mkdir(mode=0o700)
+    env = {**os.environ, "CITESTREAM_STATE_DIR": str(private / "clone" / ".state"),
+           "CITESTREAM_PG_PORT": str(free_port(25900)), "CITESTREAM_BROKER_PORT": str(free_port(25950))}
+    for name in ("CITESTREAM_DATABASE_URL", "CITESTREAM_BROKER_URL"):
+        env.pop(name, None)
+    try:
+        done = subprocess.run([sys.executable, "-m", "citestream", "infra", "up"], capture_output=True, text=True,
+                              env=env, timeout=120)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"cannot enter {private} (mode 0700)" in lines[0] and f"chmod o+x {private}" in lines[0], lines[0]

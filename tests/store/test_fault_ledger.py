@@ -8,23 +8,19 @@ while it can still append — and ``citestream ledger verify`` stays happy with 
 from __future__ import annotations
 
 from datetime import datetime, UTC
-from urllib.parse import urlparse, urlunparse
+
 
 import psycopg
 import pytest
 
-
-def _as_app_role(url: str) -> str:
-    """The same database as the application role (its password comes from the same passfile)."""
-    parts = urlparse(url)
-    return urlunparse(parts._replace(netloc=f"citestream_app@{parts.hostname}:{parts.port}"))
+from tests.support.common import as_app_role
 
 
 def test_app_role_appends_but_cannot_update_delete_or_truncate_the_ledger(database):
     from citestream.store import Ledger, LedgerEntry
     from citestream.store.db import make_engine
 
-    app_url = _as_app_role(database)
+    app_url = as_app_role(database)
     engine = make_engine(app_url)
     ledger = Ledger(engine)
     entry = LedgerEntry(f"role-{datetime.now().timestamp()}", "generate", "cd" * 32, "extractive", "p", "idx",

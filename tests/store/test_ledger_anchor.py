@@ -127,12 +127,18 @@ def test_ledger_cli_anchor_then_verify_reports_a_rewrite(anchored, tmp_path):
         return subprocess.run([sys.executable, "-m", "citestream", "ledger", *args], capture_output=True, text=True,
                               env=env, cwd=PROJECT_ROOT, timeout=120)
 
-    first = cli("verify")
+    refused = cli("verify")  # no checkpoint file yet: not "ok" unless told to go without
+    assert refused.returncode == 1 and "NOT VERIFIED: the checkpoint file" in refused.stdout, refused.stdout
+    first = cli("verify", "--allow-missing-anchors")
     assert first.returncode == 0 and "no signed checkpoint" in first.stdout, first.stdout + first.stderr
     anchored_now = cli("anchor")
     assert anchored_now.returncode == 0 and "checkpoint: row" in anchored_now.stdout, anchored_now.stderr
     ok = cli("verify")
     assert ok.returncode == 0 and "matches 1 signed checkpoints" in ok.stdout
+    env["CITESTREAM_LEDGER_KEY_FILE"] = str(tmp_path / "no-such.key")
+    keyless = cli("verify")
+    assert keyless.returncode == 1 and "NOT VERIFIED: the signing key" in keyless.stdout, keyless.stdout
+    env["CITESTREAM_LEDGER_KEY_FILE"] = str(key_file)
     _as_superuser(url, ("UPDATE audit_ledger SET payload = '{\"n\": 42}'::jsonb "
                         "WHERE id = (SELECT min(id) FROM audit_ledger)", ()))
     broken = cli("verify")

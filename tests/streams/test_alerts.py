@@ -51,14 +51,17 @@ def _facts(answerable: bool, fallback: bool) -> FactsRecord:
 
 
 async def _produce(settings, records: list[FactsRecord]) -> None:
+    """As the retrieve agent writes them: sealed with the worker's key (an unsealed record is not counted)."""
     from aiokafka import AIOKafkaProducer
 
+    from citestream.sealing import RecordSealer
+
+    sealer = RecordSealer.from_file(settings.record_key_path, create=True)
     producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all")
     await producer.start()
     try:
         for r in records:
-            await producer.send(settings.topic("qa.facts"), key=r.request_id.encode(),
-                                value=r.model_dump_json().encode())
+            await producer.send(settings.topic("qa.facts"), key=r.request_id.encode(), value=sealer.payload(r))
         await producer.flush()
     finally:
         await producer.stop()

@@ -20,7 +20,8 @@ import pytest
 
 from citestream.client import publish_and_collect, read_topic
 from citestream.ingest.paths import OUTSIDE
-from citestream.models import ClaimVerifyRequest, IngestRequest, QuestionEvent
+from citestream.models import ClaimVerifyRequest, GenerationRecord, IngestRequest, PromptRecord, QuestionEvent
+from citestream.sealing import RecordSealer
 
 from tests.support.common import new_request_id
 from tests.support.ingest import PageSpec, prose, write_guidance_pdf
@@ -248,7 +249,8 @@ def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(w
 
 def test_a_forged_generation_is_dead_lettered_not_validated(worker, settings):
     """Internal topics are not a side door: a qa.generations record whose reply or evidence the pipeline did not
-    produce is refused (PROVENANCE_MISMATCH) instead of being validated against the evidence it brings."""
+    produce is refused (PROVENANCE_MISMATCH) instead of being validated against the evidence it brings — even
+    sealed with the worker's own key (an insider): the provenance table and the ledger still tell."""
     seed = QuestionEvent(request_id=new_request_id("seed"), question=GOOD_QUESTION)
     since = asyncio.run(end_offsets(settings, "qa.generations"))
     asyncio.run(publish_and_collect([seed], timeout_s=180))
@@ -265,9 +267,10 @@ def test_a_forged_generation_is_dead_lettered_not_validated(worker, settings):
     forged_evidence["answer_bundle"]["request_id"] = forged_evidence["request_id"]
     letters_since = asyncio.run(end_offsets(settings, "qa.deadletter"))
     answers_since = asyncio.run(end_offsets(settings, "answers"))
+    sealer = RecordSealer.from_file(settings.record_key_path)
     asyncio.run(_send_raw(settings, "qa.generations", [
-        (seed.request_id.encode(), json.dumps(forged_reply).encode()),
-        (forged_evidence["request_id"].encode(), json.dumps(forged_evidence).encode())]))
+        (seed.request_id.encode(), sealer.payload(GenerationRecord.model_validate(forged_reply))),
+        (forged_evidence["request_id"].encode(), sealer.payload(GenerationRecord.model_validate(forged_evidence)))]))
     wanted = {seed.request_id, forged_evidence["request_id"]}
     letters = _wait_for_letters(letters_since, settings, lambda got: wanted <= {d["request_id"] for d in got})
     fates = {d["request_id"]: (d["stage"], d["reason_code"]) for d in letters if d["request_id"] in wanted}
@@ -363,7 +366,8 @@ def test_a_stage_error_on_a_valid_question_still_ends_in_one_failed_answer(worke
     prompt["prompt"]["prompt_sha256"] = "0" * 64
     RequestTracker(engine).mark(rid, "received", question=prompt["question"], scope=prompt["scope"])
     answers_since = asyncio.run(end_offsets(settings, "answers"))
-    asyncio.run(publish_and_collect([], raw=[(rid.encode(), json.dumps(prompt).encode())], source="qa.prompts"))
+    sealed = RecordSealer.from_file(settings.record_key_path).payload(PromptRecord.model_validate(prompt))  # a bug's
+    asyncio.run(publish_and_collect([], raw=[(rid.encode(), sealed)], source="qa.prompts"))  # record, not a forgery
     deadline, answer = time.monotonic() + 60, None
     while time.monotonic() < deadline and answer is None:
         for m in asyncio.run(read_topic("answers", settings=settings, since=answers_since)):

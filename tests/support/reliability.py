@@ -64,19 +64,22 @@ class PrivateStack:
 
     @property
     def database_url(self) -> str:
-        """The owner's DSN, with this private cluster's own passfile (the worker derives its role's from it)."""
+        """The owner's DSN, with this private cluster's own passfile."""
         return self.pg.dsn("postgres", self.database)
 
     @property
     def settings(self) -> Settings:
+        """The worker's: the app role's DSN with the cluster's app passfile (wherever this stack's state folder is)."""
         return Settings(broker_url=f"kafka://127.0.0.1:{self.broker.port}", database_url=self.database_url,
+                        app_database_url=self.pg.dsn("citestream_app", self.database),
                         topic_prefix=self.prefix, app_id=f"citestream-{self.prefix.strip('.')}",
                         pg_port=self.pg.port, broker_port=self.broker.port, state_dir=self.root)
 
     def env(self, **extra: str) -> dict[str, str]:
         s = self.settings
         return {
-            "CITESTREAM_DATABASE_URL": s.database_url, "CITESTREAM_BROKER_URL": s.broker_url,
+            "CITESTREAM_DATABASE_URL": s.database_url, "CITESTREAM_APP_DATABASE_URL": s.app_database_url,
+            "CITESTREAM_BROKER_URL": s.broker_url,
             "CITESTREAM_PG_PORT": str(s.pg_port), "CITESTREAM_BROKER_PORT": str(s.broker_port),
             "CITESTREAM_TOPIC_PREFIX": s.topic_prefix, "CITESTREAM_APP_ID": s.app_id,
             "CITESTREAM_STATE_DIR": str(s.state_dir),

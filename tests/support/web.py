@@ -23,6 +23,7 @@ from tests.support.common import migrate, own_topics_worker
 from tests.support.reliability import free_port
 
 UPLOAD_MAX_MB = 1
+MAX_STREAMS = 6  # event streams the stack's page serves at once: small, so the cap is reached in a test
 
 
 @dataclass
@@ -32,6 +33,8 @@ class WebStack:
     database_url: str
     pdf_dir: Path
     shots: Path             # where screenshots go
+    pid: int                # the `citestream web` process (its memory is read by the limit tests)
+    env: dict[str, str]     # what it was started with (for a second page on the same stack)
 
 
 def write_pdf(path: Path, title: str, text: str) -> Path:
@@ -104,12 +107,13 @@ def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_fact
         with own_topics_worker(settings, "web", logs / "worker.log", env) as (_worker, stack_settings):
             web_env = {**env, "CITESTREAM_TOPIC_PREFIX": stack_settings.topic_prefix,
                        "CITESTREAM_APP_ID": f"citestream-{stack_settings.topic_prefix.strip('.').replace('.', '-')}",
-                       "CITESTREAM_UI_UPLOAD_MAX_MB": str(UPLOAD_MAX_MB)}
+                       "CITESTREAM_UI_UPLOAD_MAX_MB": str(UPLOAD_MAX_MB),
+                       "CITESTREAM_UI_MAX_STREAMS": str(MAX_STREAMS)}
             web = WebProcess(logs / "web.log", free_port(28180), web_env)
             try:
                 web.wait_ready()
                 yield WebStack(web.url, stack_settings.model_copy(update={"database_url": database_url}),
-                               database_url, pdf_dir, shots)
+                               database_url, pdf_dir, shots, web.proc.pid, web_env)
             finally:
                 web.stop()
     finally:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, UTC
 import pytest
 
 from citestream.models import FallbackRateAlert, QuestionEvent
+from citestream.sealing import RecordSealer
 
 from tests.support.browser import chromium, chromium_missing
 from tests.support.common import new_request_id
@@ -127,7 +128,8 @@ def test_live_view_shows_answers_alerts_and_dead_letters_safely(page, web_stack)
     alert = FallbackRateAlert(request_id=f"fallback-rate-{int(now.timestamp())}", policy_version="qa-v1.1",
                               window_start=now - timedelta(minutes=5), window_end=now, answerable_count=answerable,
                               fallback_count=answerable // 4, rate=(answerable // 4) / answerable, threshold=0.15)
-    publish_raw(web_stack.settings, "ops.alerts", alert.request_id.encode(), alert.model_dump_json().encode())
+    sealer = RecordSealer.from_file(web_stack.settings.record_key_path)  # as the alerts agent seals it
+    publish_raw(web_stack.settings, "ops.alerts", alert.request_id.encode(), sealer.payload(alert))
     page.locator("#alerts .row", has_text=f"{answerable // 4} of {answerable} answerable").wait_for(timeout=30_000)
 
     # a malformed record carrying markup: dead-lettered by the worker, shown escaped in the panel

@@ -52,6 +52,14 @@
     el.hidden = !message;
   }
 
+  // Records are shown only when the page can check their MAC; when it cannot, say why instead of showing any.
+  function showTrust(trust) {
+    const el = $('#trust');
+    if (!el) return;
+    el.textContent = trust && !trust.verifying ? `No answers or records are shown: ${trust.why_not}` : '';
+    el.hidden = !(trust && !trust.verifying);
+  }
+
   async function getJSON(url) {
     const r = await fetch(url, { headers: { accept: 'application/json' } });
     let body = null;
@@ -138,8 +146,14 @@
       if (handlers.open) handlers.open();
     });
     source.addEventListener('error', () => {
-      conn.textContent = 'reconnecting…';
+      // CLOSED: the server refused the stream (e.g. 503, too many live views open); the browser does not retry
+      conn.textContent = source.readyState === EventSource.CLOSED ? 'refused by the server: reload later' : 'reconnecting…';
       conn.dataset.state = 'bad';
+    });
+    source.addEventListener('snapshot', (e) => {
+      let trust = null;
+      try { trust = JSON.parse(e.data).trust; } catch (err) { trust = null; }
+      showTrust(trust);
     });
     for (const kind of ['snapshot', 'answer', 'alert', 'deadletter', 'ingested', 'stage']) {
       source.addEventListener(kind, (e) => {
@@ -538,10 +552,14 @@
       const li = h('li', { class: 'step' });
       const last = rec.trace.length ? rec.trace[rec.trace.length - 1] : null;
       li.append(h('p', {}, h('span', { class: 'badge topic', text: rec.topic }), ' ',
+        rec.authentic === true ? h('span', { class: 'badge ok', text: 'MAC ok' }) : null,
+        rec.authentic === false ? h('span', { class: 'badge bad', text: 'NOT WRITTEN BY A WORKER' }) : null, ' ',
         h('time', { text: fmtTime(rec.timestamp_ms) }),
         h('span', { class: 'meta', text: ` · partition ${rec.partition}, offset ${rec.offset}` }),
         last ? h('span', { class: 'meta', text: ` · ${last.stage} took ${fmtMs(last.elapsed_ms)}` }) : null));
+      if (rec.not_authentic) li.append(h('p', { class: 'reason', text: rec.not_authentic }));
       if (!rec.readable) {
+        if (rec.unreadable) li.append(h('p', { class: 'reason', text: 'Unreadable: ' + rec.unreadable }));
         li.append(h('pre', { class: 'original', text: rec.preview }));
       } else {
         const dl = h('dl', { class: 'facts' });
