@@ -1,8 +1,8 @@
 """What a child does with a PDF's bytes (pypdfium2): each page's text and geometry, a page as PNG, a page's text boxes.
 
 Runs only inside ``child``: pdfium meets untrusted bytes here and nowhere else. Every cap of ``PdfLimits`` is
-checked as early as pdfium allows (the page count and each page's size before any page is loaded, characters as
-each page is read), so a PDF over a cap stops with its reason instead of after the work. Replies are plain lists
+checked as early as pdfium allows (the page count and, for ingest, each page's size before any page is loaded;
+characters as each page is read), so a PDF over a cap stops with its reason instead of after the work. Replies are plain lists
 and numbers: the parent builds its own records from them and trusts nothing else.
 
 A fragment is one line as pdfium's text stream emits it, with its box, font size and weight; ``ingest.layout``
@@ -25,7 +25,7 @@ _LEAD_NUMBER = re.compile(r"^(\d{1,4})(?:\s+|$)")
 
 
 def open_pdf(data: bytes, limits: PdfLimits) -> pdfium.PdfDocument:
-    """The document, once its page count and every page's size are within the caps (no page is loaded yet)."""
+    """The document, once its page count is within the cap (no page is loaded yet)."""
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
@@ -37,13 +37,17 @@ def open_pdf(data: bytes, limits: PdfLimits) -> pdfium.PdfDocument:
     if count > limits.max_pages:
         pdf.close()
         raise PdfRejected(f"{count} pages; the limit is {limits.max_pages} (CITESTREAM_PDF_MAX_PAGES)")
-    for index in range(count):
+    return pdf
+
+
+def _check_page_sizes(pdf: pdfium.PdfDocument, limits: PdfLimits) -> None:
+    """Every page's size within the cap, read from the page tree (no page is loaded). Ingest only: a render's cost
+    is bounded by its pixel cap whatever the page's size."""
+    for index in range(len(pdf)):
         width, height = pdf.get_page_size(index)
         if max(width, height) > limits.max_page_pt:
-            pdf.close()
             raise PdfRejected(f"page {index + 1} is {width:.0f} x {height:.0f} pt; the limit is "
                               f"{limits.max_page_pt:.0f} pt a side (CITESTREAM_PDF_MAX_PAGE_PT)")
-    return pdf
 
 
 def _checked_chars(textpage, number: int, limits: PdfLimits) -> int:
@@ -59,6 +63,7 @@ def parse(data: bytes, limits: PdfLimits) -> list[list]:
     ``[text, x0, x1, bottom, top, size, bold, lead_number, lead_gap]`` (PDF units, origin bottom-left)."""
     pdf = open_pdf(data, limits)
     try:
+        _check_page_sizes(pdf, limits)
         pages, total = [], 0
         for index in range(len(pdf)):
             page = pdf[index]

@@ -121,7 +121,7 @@ class PdfPool:
 
     def __init__(self, limits: PdfLimits, size: int):
         self.limits = limits
-        self._slots: queue.Queue[_Child | None] = queue.Queue()
+        self._slots: queue.LifoQueue[_Child | None] = queue.LifoQueue()  # the warm child first
         for _ in range(max(1, size)):
             self._slots.put(None)
 

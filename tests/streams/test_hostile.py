@@ -23,7 +23,7 @@ from citestream.ingest.paths import OUTSIDE
 from citestream.models import ClaimVerifyRequest, IngestRequest, QuestionEvent
 
 from tests.support.common import new_request_id
-from tests.support.ingest import PageSpec, prose, write_guidance_pdf
+from tests.support.ingest import PageSpec, prose, write_guidance_pdf, write_inflating_pdf, write_text_pdf
 from tests.support.reliability import end_offsets, free_port, metric_value, scrape_metrics
 
 pytestmark = pytest.mark.e2e
@@ -243,6 +243,43 @@ def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(w
     assert fates[too_many.request_id] == ("ingest", "SCHEMA_VIOLATION")
     assert fates[claims.request_id] == ("verify", "SCHEMA_VIOLATION")
     assert fates[deep_rid] == ("ingest", "NESTING_TOO_DEEP")
+    _assert_alive_and_quiet(worker, settings)
+
+
+def _peak_memory_mb(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM)."""
+    status = open(f"/proc/{pid}/status").read()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) / 1024
+
+
+def test_hostile_pdfs_end_as_ingest_errors_once_and_the_worker_stays_small(worker, settings, tmp_path):
+    """A decompression bomb (187 kB inflating to 96 MB of text operators: 14 GB parsed without a limit), a
+    6,000-pt page and a page of 60,000 characters: each is an entry in the ingest envelope's errors with its
+    reason, the record is answered once (committed, not redelivered), and the worker, which parses PDFs only in
+    its limited children, neither dies nor grows."""
+    pdfs = {"CITESTREAM_PDF_MEMORY_MB": write_inflating_pdf(tmp_path / "bomb.pdf"),
+            "CITESTREAM_PDF_MAX_PAGE_PT": write_text_pdf(tmp_path / "huge_page.pdf", size=(6000, 6000)),
+            "CITESTREAM_PDF_MAX_PAGE_CHARS": write_text_pdf(tmp_path / "dense_page.pdf", 60_000, font=1)}
+    good = write_guidance_pdf(tmp_path / f"Beside_The_Bomb_{new_request_id('g')[-8:]}.pdf",
+                              [PageSpec("I. SCOPE", prose("aseptic filling", 8))])
+    peak_before = _peak_memory_mb(worker.proc.pid)
+    since = asyncio.run(end_offsets(settings, "documents.ingested"))
+    request = IngestRequest(request_id=new_request_id("bomb"), paths=[*map(str, pdfs.values()), str(good)])
+    replies, _ = asyncio.run(publish_and_collect([request], source="documents.ingest", reply="documents.ingested",
+                                                 timeout_s=240))
+    outputs = replies[request.request_id].outputs
+    reasons = {e.path: e.reason for e in outputs.errors}
+    for setting, path in pdfs.items():
+        assert setting in reasons[str(path)], reasons[str(path)]
+    assert outputs.docIds == [good.stem]  # the good file beside them is ingested
+    peak_after = _peak_memory_mb(worker.proc.pid)
+    print(f"worker peak memory (VmHWM) {peak_before:.0f} MB before the hostile PDFs, {peak_after:.0f} MB after")
+    assert peak_after - peak_before < 300  # the bomb's gigabytes were the child's
+
+    time.sleep(5)  # a record the worker had not committed would come back by now
+    results = [m for m in asyncio.run(read_topic("documents.ingested", since=since, settings=settings))
+               if m.key == request.request_id.encode()]
+    assert len(results) == 1
     _assert_alive_and_quiet(worker, settings)
 
 

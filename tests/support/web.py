@@ -17,6 +17,7 @@ import pytest
 
 from citestream import infra
 from citestream.config import Settings
+from citestream.infra.worker import WorkerProcess
 
 from tests.support.browser import WebProcess
 from tests.support.common import migrate, own_topics_worker
@@ -32,6 +33,7 @@ class WebStack:
     database_url: str
     pdf_dir: Path
     shots: Path             # where screenshots go
+    worker: WorkerProcess   # the stack's worker, to check it lives through what the page is sent
 
 
 def write_pdf(path: Path, title: str, text: str) -> Path:
@@ -101,7 +103,7 @@ def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_fact
     # metrics off: another module gives the session worker a metrics port through the environment
     env = {"CITESTREAM_DATABASE_URL": database_url, "CITESTREAM_METRICS_PORT": "0"}
     try:
-        with own_topics_worker(settings, "web", logs / "worker.log", env) as (_worker, stack_settings):
+        with own_topics_worker(settings, "web", logs / "worker.log", env) as (worker, stack_settings):
             web_env = {**env, "CITESTREAM_TOPIC_PREFIX": stack_settings.topic_prefix,
                        "CITESTREAM_APP_ID": f"citestream-{stack_settings.topic_prefix.strip('.').replace('.', '-')}",
                        "CITESTREAM_UI_UPLOAD_MAX_MB": str(UPLOAD_MAX_MB)}
@@ -109,7 +111,7 @@ def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_fact
             try:
                 web.wait_ready()
                 yield WebStack(web.url, stack_settings.model_copy(update={"database_url": database_url}),
-                               database_url, pdf_dir, shots)
+                               database_url, pdf_dir, shots, worker)
             finally:
                 web.stop()
     finally:
