@@ -2,8 +2,8 @@
 
 Runs only inside ``child``: pdfium meets untrusted bytes here and nowhere else. Every cap of ``PdfLimits`` is
 checked as early as pdfium allows (the page count and, for ingest, each page's size before any page is loaded;
-characters as each page is read), so a PDF over a cap stops with its reason instead of after the work. Replies are plain lists
-and numbers: the parent builds its own records from them and trusts nothing else.
+characters as each page is read), so a PDF over a cap stops with its reason instead of after the work. Replies
+are plain lists and numbers: the parent builds its own records from them and trusts nothing else.
 
 A fragment is one line as pdfium's text stream emits it, with its box, font size and weight; ``ingest.layout``
 rebuilds visual lines from them.

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -248,7 +249,7 @@ def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(w
 
 def _peak_memory_mb(pid: int) -> float:
     """The process's peak resident memory so far (VmHWM)."""
-    status = open(f"/proc/{pid}/status").read()
+    status = Path(f"/proc/{pid}/status").read_text()
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) / 1024
 
 

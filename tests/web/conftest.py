@@ -8,6 +8,6 @@ from tests.support.web import web_stack  # noqa: F401
 
 
 @pytest.fixture()
-def http(web_stack):  # noqa: F811 - the fixture above
+def http(web_stack):
     with httpx.Client(base_url=web_stack.url, timeout=30) as client:
         yield client
