@@ -207,7 +207,8 @@ def test_a_reused_request_id_with_another_question_is_dead_lettered_not_answered
 def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(worker, settings, tmp_path):
     root = tmp_path / "hostile-root"
     root.mkdir()
-    write_guidance_pdf(root / "Hostile_Root_Guidance.pdf", [PageSpec("I. SCOPE", prose("sterility testing", 6))])
+    stem = f"Hostile_Root_Guidance_{new_request_id('g')[-8:]}"  # this session's root owns it (its origin)
+    write_guidance_pdf(root / f"{stem}.pdf", [PageSpec("I. SCOPE", prose("sterility testing", 6))])
     (root / "zero.pdf").symlink_to("/dev/zero")
     (root / "passwd.pdf").symlink_to("/etc/passwd")
     os.mkfifo(root / "pipe.pdf")
@@ -225,7 +226,7 @@ def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(w
     for probe in probes:
         assert reasons.get(probe) == {f"{probe}: {OUTSIDE}"}, (probe, reasons.get(probe))
     assert any("not a regular file" in r for r in reasons[str(root / "pipe.pdf")])
-    assert result.outputs.docIds == ["Hostile_Root_Guidance"]  # the folder's one real PDF; its links refused
+    assert result.outputs.docIds == [stem]  # the folder's one real PDF; its links refused
 
     since = asyncio.run(end_offsets(settings, "qa.deadletter"))
     too_many = IngestRequest.model_construct(request_id=new_request_id("docs"), documents=[
