@@ -72,6 +72,8 @@ class _Child:
                 raise _Lost(self._late())
             try:
                 view = view[os.write(self.inbox, view[: 1 << 20]):]
+            except BlockingIOError:  # the pipe filled up between select and write: wait again
+                continue
             except BrokenPipeError:
                 raise _Lost(self._died()) from None
 

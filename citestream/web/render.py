@@ -79,8 +79,10 @@ def page_png(doc: DocumentInfo, page: int, cache_dir: Path) -> Path:
     _check_page(doc, page)
     max_px = get_settings().pdf_render_max_px
     out = cache_dir / doc.content_sha256 / f"p{page}-x{RENDER_SCALE:g}-max{max_px}.png"
+    if out.exists():  # whole once it exists: written aside, then renamed
+        return out
     with _render_lock:
-        if not out.exists():
+        if not out.exists():  # a request just before this one may have rendered it
             _, png = _in_child("render", doc, page, scale=RENDER_SCALE)
             out.parent.mkdir(parents=True, exist_ok=True)
             tmp = out.with_suffix(f".{os.getpid()}.tmp")
