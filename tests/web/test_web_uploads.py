@@ -102,7 +102,7 @@ def test_a_hostile_or_oversized_upload_ends_with_its_reason_and_leaves_nothing_o
     assert _files(uploads) == before  # the bomb deleted by the worker once it failed; the others never kept
     assert web_stack.worker.proc.poll() is None and http.get("/healthz").json()["ok"]
     question = QuestionEvent(request_id=new_request_id("after-bomb"), question="What does lecanemab target?")
-    assert ask_via_kafka(web_stack.settings, [question])[question.request_id].status == "answered"
+    assert ask_via_kafka(web_stack.settings, [question])[question.request_id].validation_status == "PASSED"
 
 
 def test_a_huge_page_is_shown_within_the_pixel_cap(http, web_stack, embedder, tmp_path, monkeypatch):
