@@ -128,6 +128,16 @@ class Settings(BaseSettings):
                         "<state>/demo-pdfs and <state>/uploads")
     ingest_max_pdf_mb: float = Field(64.0, gt=0, description="Largest PDF ingestion reads")
     ingest_max_files: int = Field(500, ge=1, description="Most PDFs one ingest request may expand to")
+    # PDFs are opened only in child processes with these limits (citestream/sandbox, docs/ingestion.md#limits)
+    pdf_workers: int = Field(2, ge=1, description="Child processes that open PDFs, per process that needs them")
+    pdf_memory_mb: int = Field(768, ge=128, description="Address space of a child (RLIMIT_AS)")
+    pdf_cpu_s: int = Field(30, ge=1, description="CPU seconds a child may spend on one PDF (RLIMIT_CPU)")
+    pdf_wall_s: float = Field(60.0, gt=0, description="Seconds before a child still busy on one PDF is killed")
+    pdf_max_pages: int = Field(1000, ge=1, description="Most pages a PDF may have")
+    pdf_max_page_chars: int = Field(50_000, ge=1, description="Most characters one page may hold")
+    pdf_max_chars: int = Field(1_000_000, ge=1, description="Most characters a PDF may hold, all pages together")
+    pdf_max_page_pt: float = Field(5000.0, gt=0, description="Longest side a page may have, in points")
+    pdf_render_max_px: int = Field(4000, ge=100, description="Longest side of a rendered page image, in pixels")
     ledger_key_file: Path | None = Field(
         None, description="HMAC key that signs ledger checkpoints; empty = <state>/keys/ledger-anchor.key")
     ledger_anchor_file: Path | None = Field(
@@ -227,6 +237,11 @@ class Settings(BaseSettings):
         return faust.SASLCredentials(username=security["sasl_plain_username"],
                                      password=security["sasl_plain_password"], mechanism=security["sasl_mechanism"],
                                      ssl_context=security.get("ssl_context"))
+
+    @property
+    def uploads_dir(self) -> Path:
+        """Where the web page saves uploads: an ingest root whose documents have ids of their own (``upload:``)."""
+        return self.state_dir / "uploads"
 
     @property
     def ledger_key_path(self) -> Path:

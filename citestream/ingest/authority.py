@@ -1,8 +1,14 @@
-"""Which authority issued a document: given > manifest.json beside the PDF > rule table > MIXED (reported).
+"""Which authority issued a document: the operator's word > a record's claim > the rule table > MIXED (reported).
 
-The rule table looks at the first page's text first (who a document says it
-is from), then at the file name. ICH comes before FDA because FDA republishes
-ICH guidelines with its own cover page ("Guidance for Industry ... ICH").
+The operator speaks through the command line's ``--authority`` and through
+``manifest.json`` beside the PDFs; a ``documents.ingest`` record's ``authority``
+is a publisher's claim and counts only where the operator said nothing. The
+rule table looks at the first page's text first (who a document says it is
+from), then at the file name. ICH comes before FDA because FDA republishes ICH
+guidelines with its own cover page ("Guidance for Industry ... ICH"). An
+upload's text and name are the uploader's, so for uploads the rule table is
+not asked (``trust_content=False``): anyone can write "Food and Drug
+Administration" on a first page.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ FILE_NAME_RULES: tuple[tuple[str, re.Pattern], ...] = (
 @dataclass(frozen=True)
 class AuthorityDecision:
     authority: str  # FDA | EMA | ICH | SOPS | MIXED
-    source: str  # given | manifest | first-page | file-name | unknown
+    source: str  # given | manifest | request | first-page | file-name | unknown
 
 
 MANIFEST_MAX_BYTES = 1024 * 1024
@@ -59,12 +65,17 @@ def manifest_authorities(folder: Path) -> dict[str, str]:
         return {}
 
 
-def decide_authority(path: Path, first_page_text: str, given: str | None = None) -> AuthorityDecision:
+def decide_authority(path: Path, first_page_text: str, given: str | None = None, claimed: str | None = None,
+                     trust_content: bool = True) -> AuthorityDecision:
     if given:
         return AuthorityDecision(given, "given")
     listed = manifest_authorities(path.parent).get(path.name)
     if listed in AUTHORITIES:
         return AuthorityDecision(listed, "manifest")
+    if claimed:
+        return AuthorityDecision(claimed, "request")
+    if not trust_content:
+        return AuthorityDecision("MIXED", "unknown")
     for authority, pattern in FIRST_PAGE_RULES:
         if pattern.search(first_page_text):
             return AuthorityDecision(authority, "first-page")

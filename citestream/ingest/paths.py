@@ -15,12 +15,14 @@ than the cap. The CLI (an operator's own files) uses ``read_capped`` too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..config import PROJECT_ROOT, Settings
+from ..store.chunks import CLI, UPLOAD
 
 FORBIDDEN = (Path("/proc"), Path("/sys"), Path("/dev"))
 OUTSIDE = "not inside an ingest root (CITESTREAM_INGEST_ROOTS)"
@@ -38,8 +40,29 @@ def ingest_roots(settings: Settings) -> list[Path]:
     raw = [p for part in settings.ingest_roots.split(",") for p in part.split(os.pathsep) if p.strip()]
     if not raw:
         raw = [str(PROJECT_ROOT.parent / "shared" / "corpus"), str(settings.state_dir / "demo-pdfs"),
-               str(settings.state_dir / "uploads")]
+               str(settings.uploads_dir)]
     return [Path(os.path.realpath(os.path.expanduser(p.strip()))) for p in raw]
+
+
+def origin_of(path: Path, roots: list[Path], uploads: Path) -> str:
+    """Who owns a file's document: the web page's uploads (``upload``), else the innermost root holding it
+    (``root:<its folder name>``), else the command line (``cli``: the operator's own file, outside every root)."""
+    real = Path(os.path.realpath(path))
+    if Path(os.path.realpath(uploads)) in real.parents:
+        return UPLOAD
+    holding = [root for root in roots if root in real.parents]
+    return f"root:{max(holding, key=lambda root: len(root.parts)).name}" if holding else CLI
+
+
+def discard_upload(path: Path, uploads: Path) -> None:
+    """Delete an upload that failed to ingest, and its folder once empty: nothing would ever read it again."""
+    uploads, real = Path(os.path.realpath(uploads)), Path(os.path.realpath(path))
+    if uploads not in real.parents or not real.is_file():
+        return
+    real.unlink(missing_ok=True)
+    if real.parent != uploads:
+        with contextlib.suppress(OSError):  # not empty: another upload of the same bytes under another name
+            real.parent.rmdir()
 
 
 def _within(path: Path, roots: Iterable[Path]) -> bool:

@@ -1,30 +1,32 @@
-"""Raw text fragments of a PDF with their geometry and font, page by page (pypdfium2).
+"""Raw text fragments of a PDF with their geometry and font, page by page (pypdfium2, in a limited child process).
 
 pypdfium2 is Apache-2.0/BSD (PyMuPDF is AGPL), parses the whole corpus in about
 4 s, and its text page gives each character's box, font size and weight: what
 ``layout`` needs to find headings, margins and line numbers. A fragment is one
 line as pdfium's text stream emits it; ``layout`` rebuilds visual lines.
+
+pdfium runs in a child process under memory, CPU and wall-time limits, and a PDF
+over a cap on pages, characters or page size is refused there
+(``citestream.sandbox``): a PDF that inflates to gigabytes kills the child, not the
+worker, and becomes ``UnreadablePdf`` with its reason. Here the child's reply is
+turned into records, each value checked for its type.
 """
 
 from __future__ import annotations
 
-import re
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n|(?<=\ufffe)")
-"""pdfium ends a line hyphenated at its end with U+FFFE and runs on into the next line: split there too."""
-_LEAD_NUMBER = re.compile(r"^(\d{1,4})(?:\s+|$)")
+from ..sandbox.limits import PdfRejected
+from ..sandbox.pool import pdf_pool
 
 
 class UnreadablePdf(Exception):
-    """Corrupt, encrypted or otherwise unreadable file; the message says which."""
+    """Corrupt, encrypted, over a limit or otherwise unreadable file; the message says which."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Fragment:
     """One line of text as the PDF stores it, with where it sits (PDF units, origin bottom-left)."""
 
@@ -49,81 +51,34 @@ class RawPage:
     fragments: list[Fragment]
 
 
-def open_pdf(path: Path, data: bytes | None = None) -> pdfium.PdfDocument:
-    """Open (``data``: the file's bytes, already read within the caps) or raise ``UnreadablePdf``."""
-    if (len(data) if data is not None else path.stat().st_size) == 0:
-        raise UnreadablePdf(f"{path.name}: empty file (0 bytes)")
-    try:
-        return pdfium.PdfDocument(data if data is not None else str(path))
-    except pdfium.PdfiumError as exc:
-        message = str(exc).lower()
-        if "password" in message or "security" in message:
-            raise UnreadablePdf(f"{path.name}: encrypted PDF (a password is required)") from exc
-        raise UnreadablePdf(f"{path.name}: corrupt or not a PDF ({exc})") from exc
-
-
 def read_pages(path: Path, data: bytes | None = None) -> list[RawPage]:
     """Every physical page's fragments (index 0 = page 1); from ``data`` when given, else from the file."""
-    pdf = open_pdf(path, data)
+    data = path.read_bytes() if data is None else data
+    if not data:
+        raise UnreadablePdf(f"{path.name}: empty file (0 bytes)")
     try:
-        pages = []
-        for index in range(len(pdf)):
-            page = pdf[index]
-            textpage = page.get_textpage()
-            width, height = page.get_size()
-            text = textpage.get_text_range()
-            pages.append(RawPage(index + 1, width, height, _plain(text), _fragments(textpage, text, index + 1)))
-            textpage.close()
-            page.close()
-        return pages
-    finally:
-        pdf.close()
+        pages, _ = pdf_pool().call("parse", data)
+        return [_page(number, page) for number, page in enumerate(pages, start=1)]
+    except PdfRejected as exc:
+        raise UnreadablePdf(f"{path.name}: {exc}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise UnreadablePdf(f"{path.name}: the PDF reader's reply was malformed") from None
 
 
-def _plain(text: str) -> str:
-    return re.sub(r"\r\n|\r", "\n", text).replace("\x02", "-").replace("\ufffe", "-\n")
+def _page(number: int, raw: list) -> RawPage:
+    width, height, text, fragments = raw
+    if not isinstance(text, str):
+        raise TypeError("page text")
+    return RawPage(number, float(width), float(height), text, [_fragment(number, f) for f in fragments])
 
 
-def _fragments(textpage, text: str, page_no: int) -> list[Fragment]:
-    aligned = len(text) == textpage.count_chars()  # char indexes match string offsets (almost always)
-    out, start = [], 0
-    for match in [*_LINE_BREAK.finditer(text), None]:
-        end = match.start() if match else len(text)
-        line = text[start:end]
-        stripped = line.strip()
-        if stripped:
-            first = start + (len(line) - len(line.lstrip()))
-            last = start + len(line.rstrip()) - 1
-            out.append(_fragment(textpage, page_no, stripped.replace("\x02", "-").replace("\ufffe", "-"), first, last,
-                                 aligned))
-        start = match.end() if match else end
-    return out
-
-
-def _fragment(textpage, page_no: int, text: str, first: int, last: int, aligned: bool) -> Fragment:
-    if not aligned:
-        return Fragment(page_no, text, 0.0, 0.0, 0.0, 0.0, 0.0, False)
-    probes = sorted({first, (first + last) // 2, last})
-    boxes = [textpage.get_charbox(i, loose=True) for i in probes]
-    heights = [b[3] - b[1] for b in boxes]  # the glyph's font box: a size that holds under scaled text matrices
-    tallest = max(range(len(probes)), key=heights.__getitem__)  # the largest glyph: not a superscript
-    main = probes[tallest]
-    left, right = boxes[0][0], boxes[-1][2]
-    _, bottom, _, top = boxes[tallest]
-    weight = pdfium_c.FPDFText_GetFontWeight(textpage.raw, main)
-    fragment = Fragment(page_no, text, left, right, bottom, top, round(heights[tallest], 1), weight >= 600)
-    number = _LEAD_NUMBER.match(text)
-    if number:
-        fragment.lead_number = int(number.group(1))
-        digits_end = first + len(number.group(1)) - 1
-        rest = number.end()
-        if rest >= len(text):
-            fragment.lead_gap = float("inf")
-        else:
-            _, _, number_right, _ = textpage.get_charbox(digits_end, loose=False)
-            next_left, _, _, _ = textpage.get_charbox(first + rest, loose=False)
-            fragment.lead_gap = next_left - number_right
-    return fragment
+def _fragment(page: int, raw: list) -> Fragment:
+    text, x0, x1, bottom, top, size, bold, lead_number, lead_gap = raw
+    if not isinstance(text, str) or not isinstance(bold, bool):
+        raise TypeError("fragment")
+    gap = float(lead_gap)
+    return Fragment(page, text, float(x0), float(x1), float(bottom), float(top), float(size), bold,
+                    None if lead_number is None else int(lead_number), gap if not math.isnan(gap) else 0.0)
 
 
 def page_texts(path: Path) -> list[str]:

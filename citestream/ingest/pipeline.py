@@ -18,14 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import get_settings
 from ..core.hashing import sha256_hex
 from ..embedding import Embedder, get_relevance_embedder, relevance_embedder_name
 from ..store import ChunkRow, ChunkStore, DocumentRow
+from ..store.chunks import CLI, INLINE, UPLOAD, check_owner
 from ..text import scored_units
 from .authority import decide_authority, manifest_authorities
 from .chunking import Piece, child_pieces_from_blocks, group_parents
 from .layout import Block, extract_blocks
-from .paths import read_capped
+from .paths import ingest_roots, origin_of, read_capped
 from .pdf import read_pages
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
@@ -61,6 +63,7 @@ class SourceDocument:
     metadata: dict = field(default_factory=dict)
     blocks: list[Block] = field(default_factory=list)
     authority_source: str = "given"
+    origin: str = CLI  # who owns it: only the same origin replaces it (store.chunks.may_replace)
 
 
 @dataclass(frozen=True)
@@ -71,38 +74,52 @@ class IngestOutcome:
     changed: bool
     authority: str = "MIXED"
     authority_source: str = "given"
+    origin: str = CLI
 
 
 def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "doc"
 
 
-def doc_id_for(path: Path) -> str:
-    """A PDF's identity is its file name, so a changed file replaces its old chunks; the hash detects the change."""
-    return slug(path.stem)
+def doc_id_for(path: Path, origin: str = CLI) -> str:
+    """A PDF's identity is its file name, so a changed file replaces its old chunks (the hash detects the change);
+    an upload's name lives in a namespace of its own (``upload:<name>``), so it can never name another's document."""
+    return f"{UPLOAD}:{slug(path.stem)}" if origin == UPLOAD else slug(path.stem)
 
 
 def from_pdf(path: Path, authority: str | None = None, doc_id: str | None = None,
-             max_bytes: int = DEFAULT_MAX_PDF_BYTES, roots: list[Path] | None = None) -> SourceDocument:
-    """Parse one PDF, read once and within ``max_bytes`` (and, given ``roots``, only from inside them)."""
+             max_bytes: int = DEFAULT_MAX_PDF_BYTES, roots: list[Path] | None = None,
+             claimed: str | None = None) -> SourceDocument:
+    """Parse one PDF, read once and within ``max_bytes`` (and, given ``roots``, only from inside them).
+
+    ``authority`` is the operator's (the command line's ``--authority``); ``claimed`` is a record's, which counts
+    below the operator's manifest. An upload's authority is the operator's or MIXED: neither a record nor the
+    uploaded text can make it FDA guidance.
+    """
     data = read_capped(path, max_bytes, roots)
     pages = read_pages(path, data)
-    decision = decide_authority(path, "\n".join(p.text for p in pages[:2]), authority)
+    settings = get_settings()
+    origin = origin_of(path, ingest_roots(settings) if roots is None else roots, settings.uploads_dir)
+    upload = origin == UPLOAD
+    decision = decide_authority(path, "\n".join(p.text for p in pages[:2]), authority,
+                                claimed=None if upload else claimed, trust_content=not upload)
     return SourceDocument(
-        doc_id=doc_id or doc_id_for(path), pdf=path.name, pages=[p.text for p in pages],
+        doc_id=doc_id or doc_id_for(path, origin), pdf=path.name, pages=[p.text for p in pages],
         content_sha256=hashlib.sha256(data).hexdigest(), authority=decision.authority, title=path.stem,
-        source=str(path.resolve()), blocks=extract_blocks(pages), authority_source=decision.source,
+        source=str(path.resolve()), blocks=extract_blocks(pages), authority_source=decision.source, origin=origin,
     )
 
 
 def from_text(doc_id: str, text: str, title: str = "", source: str = "", metadata: dict | None = None,
               authority: str | None = None) -> SourceDocument:
-    """An inline document is one page; its title is its section."""
+    """An inline document is one page; its title is its section. Its ``source`` is what the sender says it is, kept
+    in its metadata: no file is behind it (the page shows no image of it)."""
     return SourceDocument(
         doc_id=doc_id, pdf=doc_id, pages=[text], content_sha256=sha256_hex(text),
-        authority=authority or "MIXED", title=title, source=source, metadata=metadata or {},
+        authority=authority or "MIXED", title=title,
+        metadata={**(metadata or {}), **({"source": source} if source else {})},
         blocks=[Block(1, text.strip(), "text", title or None)] if text.strip() else [],
-        authority_source="given" if authority else "unknown",
+        authority_source="given" if authority else "unknown", origin=INLINE,
     )
 
 
@@ -152,17 +169,30 @@ def build_chunks(doc: SourceDocument, embedder: Embedder, sentence_embedder: Emb
     return rows
 
 
-def is_unchanged(doc: SourceDocument, store: ChunkStore) -> bool:
+def _unchanged_origin(doc: SourceDocument, store: ChunkStore) -> str | None:
+    """The stored document's origin when its content, authority and pipeline are ``doc``'s; None when it is absent
+    or differs. ``DocumentOwned`` when another origin owns the id: found before anything is embedded."""
     stored = store.stored_state(doc.doc_id)
-    return stored is not None and stored == (doc.content_sha256, doc.authority, pipeline_version())
+    if stored is None:
+        return None
+    check_owner(doc.doc_id, stored[3], doc.origin)
+    return stored[3] if stored[:3] == (doc.content_sha256, doc.authority, pipeline_version()) else None
+
+
+def is_unchanged(doc: SourceDocument, store: ChunkStore) -> bool:
+    return _unchanged_origin(doc, store) is not None
 
 
 def unchanged_outcome(doc: SourceDocument, store: ChunkStore) -> IngestOutcome | None:
-    """The stored document's outcome when its content, authority and pipeline are unchanged; None otherwise."""
-    if not is_unchanged(doc, store):
+    """The stored document's outcome when its content, authority and pipeline are unchanged; None otherwise.
+    A document stored before origins were kept is claimed by this one's origin, without being built again."""
+    stored_origin = _unchanged_origin(doc, store)
+    if stored_origin is None:
         return None
+    if stored_origin != doc.origin:
+        store.claim(doc.doc_id, doc.origin)
     return IngestOutcome(doc.doc_id, store.chunk_ids(doc.doc_id, kind="child"), len(doc.pages), False,
-                         doc.authority, doc.authority_source)
+                         doc.authority, doc.authority_source, doc.origin)
 
 
 def write_document(doc: SourceDocument, rows: list[ChunkRow], store: ChunkStore) -> IngestOutcome:
@@ -170,11 +200,11 @@ def write_document(doc: SourceDocument, rows: list[ChunkRow], store: ChunkStore)
     store.replace_document(
         DocumentRow(doc_id=doc.doc_id, pdf=doc.pdf, content_sha256=doc.content_sha256, pages=len(doc.pages),
                     authority=doc.authority, title=doc.title, source=doc.source,
-                    metadata={**doc.metadata, PIPELINE_KEY: pipeline_version()}),
+                    metadata={**doc.metadata, PIPELINE_KEY: pipeline_version()}, origin=doc.origin),
         rows,
     )
     return IngestOutcome(doc.doc_id, [r.chunk_id for r in rows if r.kind == "child"], len(doc.pages), True,
-                         doc.authority, doc.authority_source)
+                         doc.authority, doc.authority_source, doc.origin)
 
 
 def ingest_document(doc: SourceDocument, store: ChunkStore, embedder: Embedder) -> IngestOutcome:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..embedding import Embedder
 from ..store import ChunkStore
+from ..store.chunks import DocumentOwned
 from . import DOCUMENT_ERRORS, pdf_paths
 from .pipeline import (
     DEFAULT_MAX_PDF_BYTES, EmbeddingFailed, SourceDocument, build_chunks, from_pdf, is_unchanged, plan_chunks,
@@ -91,7 +92,10 @@ class _Writes:
             return
         result, _, future = self.pending
         self.pending = None
-        result.chunks, result.state = len(future.result().chunk_ids), "ingested"
+        try:
+            result.chunks, result.state = len(future.result().chunk_ids), "ingested"
+        except DocumentOwned as exc:  # another origin took the id between the check and the write
+            result.state, result.error = "error", str(exc)
         self.report(result)
 
 

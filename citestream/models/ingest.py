@@ -38,7 +38,8 @@ class IngestRequest(Envelope):
     paths: list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATH_CHARS)]] = Field(
         default_factory=list, max_length=MAX_PATHS)
     authority: Authority | None = Field(
-        None, description="Authority for every document of this request (else manifest.json, then the rule table)")
+        None, description="Authority for the PDFs of this request that the operator's manifest.json does not name "
+                          "(else the rule table); uploads and inline documents are MIXED whatever it says")
     collection: Name = "citestream"
 
     @model_validator(mode="after")
@@ -63,7 +64,8 @@ class IngestedDocument(Contract):
     chunkCount: int
     changed: bool
     authority: Authority
-    authoritySource: str = Field(description="given | manifest | first-page | file-name | unknown")
+    authoritySource: str = Field(description="given | manifest | request | first-page | file-name | unknown")
+    origin: str = Field("", description="Who owns it, and alone may replace it: root:<folder> | upload | inline | cli")
 
 
 class IngestOutputs(Contract):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import Engine, delete, func, insert, select, text
+from sqlalchemy import Engine, delete, func, insert, select, text, update
 
 from ..core.hashing import sha256_hex
 from . import sentence_vectors
@@ -15,6 +15,29 @@ from .tables import chunks, documents, index_versions
 CHUNK_COLUMNS = ("chunk_id", "doc_id", "kind", "parent_id", "seq", "pdf", "page", "section", "authority",
                  "text", "embedding")
 _COPY_TYPES = ["text", "text", "text", "text", "int4", "text", "int4", "text", "text", "text", "vector"]
+
+INLINE, UPLOAD, CLI = "inline", "upload", "cli"
+"""Origins besides the ingest roots' (``root:<folder name>``): a record's inline text, the web page's uploads, a file
+given to the command line outside every root."""
+UNRECORDED = ""
+"""A document ingested from a file before origins were kept (migration 0011): the next file of its id claims it."""
+
+
+class DocumentOwned(Exception):
+    """The document id belongs to another origin's document; nothing was written. The message is safe to publish."""
+
+
+def may_replace(stored: str, incoming: str) -> bool:
+    """A document is replaced only from its own origin (an upload or an inline text never replaces a corpus PDF)."""
+    return stored == incoming or (stored == UNRECORDED and incoming != INLINE)
+
+
+def check_owner(doc_id: str, stored: str | None, incoming: str) -> None:
+    """``DocumentOwned`` unless a document of origin ``incoming`` may take ``doc_id`` (``stored``: its owner now)."""
+    if stored is not None and not may_replace(stored, incoming):
+        raise DocumentOwned(f"{doc_id}: a document of origin '{stored}' has this id, and only that origin replaces "
+                            f"it (this one is '{incoming}')")
+
 
 @dataclass
 class ChunkRow:
@@ -40,6 +63,7 @@ class DocumentRow:
     title: str = ""
     source: str = ""
     metadata: dict = field(default_factory=dict)
+    origin: str = CLI
 
 
 INDEX_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM index_versions"
@@ -64,27 +88,38 @@ class ChunkStore:
                 select(documents.c.content_sha256).where(documents.c.doc_id == doc_id)
             ).scalar_one_or_none()
 
-    def stored_state(self, doc_id: str) -> tuple[str, str, str | None] | None:
-        """(content sha256, authority, ingest pipeline version) of a stored document; None when absent."""
+    def stored_state(self, doc_id: str) -> tuple[str, str, str | None, str] | None:
+        """(content sha256, authority, ingest pipeline version, origin) of a stored document; None when absent."""
         with self.engine.connect() as conn:
             row = conn.execute(
                 select(documents.c.content_sha256, documents.c.authority,
-                       documents.c.metadata["_ingest_pipeline"].astext).where(documents.c.doc_id == doc_id)
+                       documents.c.metadata["_ingest_pipeline"].astext, documents.c.origin)
+                .where(documents.c.doc_id == doc_id)
             ).first()
-        return tuple(row) if row else None
+        return (row[0], row[1], row[2], row[3]) if row else None
+
+    def claim(self, doc_id: str, origin: str) -> None:
+        """Record ``origin`` for a document stored before origins were kept (``UNRECORDED``), and only for one."""
+        with self.engine.begin() as conn:
+            conn.execute(update(documents).where(documents.c.doc_id == doc_id, documents.c.origin == UNRECORDED)
+                         .values(origin=origin))
 
     def replace_document(self, doc: DocumentRow, rows: Sequence[ChunkRow]) -> None:
         """Replace a document and all its chunks atomically: readers see the old or the new, never a mix.
 
         Two writers of the same doc_id (two ingest workers, or a CLI run beside one) take turns on a
-        transaction-scoped advisory lock, so the second replaces the first instead of failing on its key.
+        transaction-scoped advisory lock, so the second replaces the first instead of failing on its key. Under
+        that lock, a document of another origin is never replaced (``may_replace``): ``DocumentOwned``.
         """
         with self.engine.begin() as conn:
             conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:doc_id, 0))"), {"doc_id": doc.doc_id})
+            check_owner(doc.doc_id, conn.execute(select(documents.c.origin).where(documents.c.doc_id == doc.doc_id))
+                        .scalar(), doc.origin)
             conn.execute(delete(documents).where(documents.c.doc_id == doc.doc_id))  # cascades to chunks
             conn.execute(insert(documents).values(
                 doc_id=doc.doc_id, pdf=doc.pdf, title=doc.title, source=doc.source, authority=doc.authority,
                 content_sha256=doc.content_sha256, pages=doc.pages, chunk_count=len(rows), metadata=doc.metadata,
+                origin=doc.origin,
             ))
             raw = conn.connection.driver_connection
             assert raw is not None  # an open connection always has its psycopg connection

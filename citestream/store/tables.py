@@ -28,6 +28,8 @@ documents = Table(
     Column("chunk_count", Integer, nullable=False),
     Column("metadata", JSONB, nullable=False, server_default="{}"),
     Column("ingested_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("origin", Text, nullable=False, server_default="",
+           comment="The root a document came from; only that root replaces it (store.chunks.may_replace)"),
 )
 
 chunks = Table(

@@ -34,13 +34,12 @@ from ..core.strict_json import decode_json
 from ..models import IngestRequest, QuestionEvent
 from ..models.common import RequestId
 from ..store import engine_for
-from . import queries, render
+from . import queries, render, uploads
 from .bridge import Bridge, sse_payload
 from .limits import BodyTooLarge, Slots, read_capped
 from .security import SecurityHeaders
 from .settings import WebSettings, get_web_settings
 from .timeline import Throttled, Timelines
-from .uploads import UploadRejected, save_upload
 
 PACKAGE = Path(str(files("citestream.web")))
 # path → (page name: its file under pages/ and the nav entry it lights, title)
@@ -104,7 +103,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
     timelines = Timelines(settings, web, engine, bridge.trust)
     streams = Slots(web.max_streams)
     page_cache = settings.state_dir / "web" / "pages"
-    uploads_dir = settings.state_dir / "uploads"
+    uploads_dir = settings.uploads_dir
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -205,14 +204,16 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
             return _error(400, "missing X-Filename header")
         name = unquote(name)
         try:
-            path = await save_upload(request.stream(), name, uploads_dir, int(web.upload_max_mb * (1 << 20)))
-        except UploadRejected as exc:
-            return _error(400, str(exc))
-        ingest = IngestRequest(request_id=f"web-ingest-{uuid.uuid4().hex[:12]}", paths=[str(path)])
+            saved = await uploads.save_upload(request.stream(), name, uploads_dir, int(web.upload_max_mb * (1 << 20)),
+                                              request.headers.get("content-length"))
+        except uploads.UploadRejected as exc:
+            return _error(exc.status, str(exc))
+        ingest = IngestRequest(request_id=f"web-ingest-{uuid.uuid4().hex[:12]}", paths=[str(saved.path)])
         if failed := await _publish(bridge, "documents.ingest", ingest):
+            uploads.discard(saved)
             return failed
-        return JSONResponse({"request_id": ingest.request_id, "file": path.name,
-                             "bytes": path.stat().st_size}, status_code=202)
+        return JSONResponse({"request_id": ingest.request_id, "file": saved.path.name,
+                             "bytes": saved.path.stat().st_size}, status_code=202)
 
     async def chunk(request: Request) -> Response:
         info = await asyncio.to_thread(queries.get_chunk, engine, request.path_params["chunk_id"])

@@ -28,6 +28,7 @@ class DocumentInfo:
     ingested_at: str
     source: str
     content_sha256: str
+    origin: str  # root:<folder> | upload | inline | cli: who owns it (store.chunks.may_replace)
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,13 @@ def _document_columns():
                .where(index_versions.c.created_at <= documents.c.ingested_at).scalar_subquery())
     return [documents.c.doc_id, documents.c.pdf, documents.c.title, documents.c.authority, documents.c.pages,
             children.label("chunks"), version.label("version"), documents.c.ingested_at, documents.c.source,
-            documents.c.content_sha256]
+            documents.c.content_sha256, documents.c.origin]
 
 
 def _document(row) -> DocumentInfo:
     return DocumentInfo(row.doc_id, row.pdf, row.title, row.authority, row.pages, row.chunks,
-                        index_version_name(row.version), row.ingested_at.isoformat(), row.source, row.content_sha256)
+                        index_version_name(row.version), row.ingested_at.isoformat(), row.source, row.content_sha256,
+                        row.origin)
 
 
 def list_documents(engine: Engine) -> list[DocumentInfo]:

@@ -1,31 +1,34 @@
-"""A cited page as a PNG (pypdfium2), and where the cited chunk's text sits on it.
+"""A cited page as a PNG, and where the cited chunk's text sits on it (pypdfium2, in a limited child process).
 
 Only ingested documents are opened, by the path ingest stored for them
 (``documents.source``) and only when the file there still has the SHA-256 that
 was ingested, so the page shown is the page that was indexed. The browser
-names a document and a page number, never a path. PNGs are cached under the
-state folder by content hash and page, so a page is rendered once.
+names a document and a page number, never a path. pdfium runs in a child
+process under memory, CPU and wall-time limits (``citestream.sandbox``), and a
+page renders at ``RENDER_SCALE`` or smaller: its longer side never exceeds
+``CITESTREAM_PDF_RENDER_MAX_PX``. PNGs are cached under the state folder by
+content hash and page, rendered once: the check, the render and the write
+happen under one lock, and the file appears whole (written aside, then renamed).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-import pypdfium2 as pdfium
-
-from ..config import PROJECT_ROOT
-from ..core.hashing import file_sha256
+from ..config import PROJECT_ROOT, get_settings
+from ..sandbox.limits import PdfRejected
+from ..sandbox.pool import pdf_pool
 from .queries import DocumentInfo
 
 RENDER_SCALE = 2.0  # 144 dpi: sharp on a laptop, about 150-400 kB a page
 MIN_MATCH_CHARS = 10
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
-_render_lock = threading.Lock()  # pdfium is not thread-safe
+_render_lock = threading.Lock()  # one render at a time, and never two of the same page
 
 
 class PageUnavailable(Exception):
@@ -42,24 +45,21 @@ class Box:
     height: float
 
 
-def source_pdf(doc: DocumentInfo) -> Path:
-    """The file ``doc`` was ingested from, checked to still hold the ingested bytes."""
-    if not doc.source:
+def source_bytes(doc: DocumentInfo) -> bytes:
+    """The bytes of the file ``doc`` was ingested from, checked to still be the ingested ones."""
+    if doc.origin == "inline" or not doc.source:
         raise PageUnavailable("this document was ingested as text, not from a PDF file")
     path = Path(doc.source)
     if not path.is_absolute():  # older ingests stored the path as given; make ran from the project root
         path = PROJECT_ROOT / path
     if path.suffix.lower() != ".pdf" or not path.is_file():
         raise PageUnavailable("the PDF is no longer where it was ingested from")
-    stat = path.stat()
-    if _sha256(str(path), stat.st_size, stat.st_mtime_ns) != doc.content_sha256:
+    if path.stat().st_size > get_settings().ingest_max_pdf_mb * (1 << 20):
+        raise PageUnavailable("the PDF is larger than ingestion reads (CITESTREAM_INGEST_MAX_PDF_MB)")
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != doc.content_sha256:
         raise PageUnavailable("the PDF changed since it was ingested; ingest it again to see its pages")
-    return path
-
-
-@lru_cache(maxsize=256)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:
-    return file_sha256(Path(path))
+    return data
 
 
 def _check_page(doc: DocumentInfo, page: int) -> None:
@@ -67,23 +67,27 @@ def _check_page(doc: DocumentInfo, page: int) -> None:
         raise PageUnavailable(f"{doc.pdf} has pages 1 to {doc.pages}, not {page}")
 
 
+def _in_child(op: str, doc: DocumentInfo, page: int, **args):
+    try:
+        return pdf_pool().call(op, source_bytes(doc), page=page, **args)
+    except PdfRejected as exc:
+        raise PageUnavailable(f"page {page} cannot be shown: {exc}") from None
+
+
 def page_png(doc: DocumentInfo, page: int, cache_dir: Path) -> Path:
-    """The rendered page, from the cache or rendered now (written atomically)."""
+    """The rendered page, from the cache or rendered now (long side at most ``CITESTREAM_PDF_RENDER_MAX_PX``)."""
     _check_page(doc, page)
-    out = cache_dir / doc.content_sha256 / f"p{page}-x{RENDER_SCALE:g}.png"
-    if out.exists():
+    max_px = get_settings().pdf_render_max_px
+    out = cache_dir / doc.content_sha256 / f"p{page}-x{RENDER_SCALE:g}-max{max_px}.png"
+    if out.exists():  # whole once it exists: written aside, then renamed
         return out
-    path = source_pdf(doc)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     with _render_lock:
-        pdf = pdfium.PdfDocument(str(path))
-        try:
-            image = pdf[page - 1].render(scale=RENDER_SCALE).to_pil()
-        finally:
-            pdf.close()
-    image.save(tmp, format="PNG", optimize=False)
-    tmp.replace(out)
+        if not out.exists():  # a request just before this one may have rendered it
+            _, png = _in_child("render", doc, page, scale=RENDER_SCALE)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = out.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(png)
+            tmp.replace(out)
     return out
 
 
@@ -100,18 +104,17 @@ def highlight_boxes(doc: DocumentInfo, page: int, chunk_text: str) -> list[Box]:
     ``MIN_MATCH_CHARS`` are left out (a lone "the" occurs anywhere).
     """
     _check_page(doc, page)
-    path = source_pdf(doc)
+    reply, _ = _in_child("boxes", doc, page)
     wanted = _key(chunk_text)
-    with _render_lock:
-        pdf = pdfium.PdfDocument(str(path))
-        try:
-            pdf_page = pdf[page - 1]
-            width, height = pdf_page.get_size()
-            text_page = pdf_page.get_textpage()
-            rects = [text_page.get_rect(i) for i in range(text_page.count_rects())]
-            segments = [_key(text_page.get_text_bounded(*r)) for r in rects]
-        finally:
-            pdf.close()
+    try:
+        width, height = float(reply["width"]), float(reply["height"])
+        rects = [(float(left), float(bottom), float(right), float(top))
+                 for left, bottom, right, top, _ in reply["segments"]]
+        segments = [_key(str(text)) for *_, text in reply["segments"]]
+    except (KeyError, TypeError, ValueError):
+        raise PageUnavailable("the PDF reader's reply was malformed") from None
+    if width <= 0 or height <= 0:
+        raise PageUnavailable(f"page {page} has no area")
     found = [len(s) >= MIN_MATCH_CHARS and s in wanted for s in segments]
     # a short word ("industry,") counts when it occurs in the chunk and a neighbour was found; a bare number
     # does not (margin line numbers sit next to every line)

@@ -2,18 +2,25 @@
 
 The file goes to ``$CITESTREAM_STATE_DIR/uploads/<first 16 hex of its SHA-256>/<cleaned name>.pdf``:
 the folder is the content's, so two uploads never overwrite each other, and
-the cleaned name keeps ingest's identity rule (a document is its file name, so
-uploading a new version of a file replaces the old one, as with the CLI).
-The upload is streamed to disk with a byte cap and must start like a PDF.
+the cleaned name keeps ingest's identity rule within the uploads' own namespace
+(the document is ``upload:<name>``, so uploading a new version of a file
+replaces the earlier upload, never a document from another folder).
+The upload is streamed to disk in the chunks the client sends, and refused as
+soon as it passes the byte cap (its declared length is checked before any byte
+is read); it must start like a PDF. A refused upload leaves nothing on disk, and
+``discard`` takes back one whose ingest request could not be sent (the worker
+deletes an upload that fails to ingest).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 PDF_MAGIC = b"%PDF-"
@@ -24,6 +31,22 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 class UploadRejected(ValueError):
     """Not saved; the message is shown to the person who uploaded."""
 
+    status = 400
+
+
+class UploadTooLarge(UploadRejected):
+    status = 413
+
+
+@dataclass(frozen=True)
+class SavedUpload:
+    path: Path
+    new: bool  # False: the same bytes were uploaded under the same name before, and that file is kept
+
+
+def _too_large(max_bytes: int) -> UploadTooLarge:
+    return UploadTooLarge(f"the file is larger than the {max_bytes / (1 << 20):g} MB limit")
+
 
 def safe_stem(filename: str) -> str:
     """Letters, digits, '-' and '_' of the name's last component without its extension; never empty."""
@@ -33,8 +56,13 @@ def safe_stem(filename: str) -> str:
     return cleaned or "upload"
 
 
-async def save_upload(chunks: AsyncIterator[bytes], filename: str, uploads_dir: Path, max_bytes: int) -> Path:
-    """Stream ``chunks`` to a temporary file, check size and magic, move it to its content-addressed place."""
+async def save_upload(chunks: AsyncIterator[bytes], filename: str, uploads_dir: Path, max_bytes: int,
+                      declared_length: str | None = None) -> SavedUpload:
+    """Stream ``chunks`` to a temporary file, check size and magic, move it to its content-addressed place.
+
+    ``declared_length`` (the Content-Length header) over the cap is refused before anything is read."""
+    if declared_length and declared_length.isdigit() and int(declared_length) > max_bytes:
+        raise _too_large(max_bytes)
     uploads_dir.mkdir(parents=True, exist_ok=True)
     tmp = uploads_dir / f".incoming-{uuid.uuid4().hex}"
     digest = hashlib.sha256()
@@ -45,7 +73,7 @@ async def save_upload(chunks: AsyncIterator[bytes], filename: str, uploads_dir: 
             async for chunk in chunks:
                 size += len(chunk)
                 if size > max_bytes:
-                    raise UploadRejected(f"the file is larger than the {max_bytes // (1 << 20)} MB limit")
+                    raise _too_large(max_bytes)
                 if len(head) < len(PDF_MAGIC):
                     head = (head + chunk)[: len(PDF_MAGIC)]
                 digest.update(chunk)
@@ -59,7 +87,16 @@ async def save_upload(chunks: AsyncIterator[bytes], filename: str, uploads_dir: 
         final = folder / f"{safe_stem(filename)}.pdf"
         if final.resolve().parent != folder.resolve():  # cannot happen with safe_stem; kept as the last guard
             raise UploadRejected("unusable file name")
+        new = not final.exists()
         os.replace(tmp, final)
-        return final
+        return SavedUpload(final, new)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def discard(saved: SavedUpload) -> None:
+    """Remove an upload nothing will ingest (and its folder once empty); one saved before is left to its document."""
+    if saved.new:
+        saved.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # not empty: the same bytes under another name
+            saved.path.parent.rmdir()

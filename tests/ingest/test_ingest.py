@@ -275,3 +275,101 @@ def test_a_sentence_vector_that_is_not_finite_fails_the_document_before_any_writ
                     title="nan-units")
     with pytest.raises(EmbeddingFailed, match="non-finite"):
         build_chunks(doc, embedder, sentence_embedder=NanEmbedder())
+
+
+# --- every document has an owner, its origin (issue 41) -------------------------------------------------------------
+
+@pytest.fixture()
+def uploads(settings):
+    """A folder of this test's own inside the web page's uploads root, removed afterwards."""
+    import shutil
+
+    folder = settings.uploads_dir / uuid.uuid4().hex[:16]
+    folder.mkdir(parents=True)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _document(engine, doc_id: str) -> dict | None:
+    with engine.connect() as conn:
+        row = conn.execute(text("SELECT authority, origin, content_sha256 FROM documents WHERE doc_id = :d"),
+                           {"d": doc_id}).mappings().first()
+    return dict(row) if row else None
+
+
+def test_uploads_and_inline_documents_never_replace_a_document_of_another_root(tmp_path, settings, store, embedder,
+                                                                            uploads):
+    name = _unique("Shared_Name")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "manifest.json").write_text(f'[{{"file": "{name}.pdf", "authority": "FDA"}}]')
+    real = write_guidance_pdf(corpus / f"{name}.pdf", [PageSpec("I. SCOPE", prose("sterile filtration", 14)),
+                                                       PageSpec("II. MORE", prose("filter integrity", 14))])
+    roots = [corpus, tmp_path / "elsewhere", settings.uploads_dir]
+    first = ingest_request(_request(paths=[str(real)], authority="EMA"), store, embedder, roots=roots)
+    assert first.outputs.documents[0].model_dump(include={"docId", "authority", "authoritySource", "origin"}) == {
+        "docId": name, "authority": "FDA", "authoritySource": "manifest", "origin": "root:corpus"}  # the operator's
+    before = (_rows(store.engine, name), _document(store.engine, name))
+
+    # the page's upload under the corpus document's file name, claiming FDA in its text and in the record
+    impostor = write_guidance_pdf(uploads / f"{name}.pdf", [PageSpec(
+        "Food and Drug Administration", ["Filters need no integrity test at all."])])
+    upload = ingest_request(_request(paths=[str(impostor)], authority="FDA"), store, embedder, roots=roots)
+    assert upload.outputs.errors == [] and upload.outputs.docIds == [f"upload:{name}"]
+    assert upload.outputs.documents[0].model_dump(include={"authority", "authoritySource", "origin"}) == {
+        "authority": "MIXED", "authoritySource": "unknown", "origin": "upload"}
+    assert all(c.startswith(f"upload:{name}-chunk-") for c in upload.outputs.chunkIds)
+
+    # an inline document and a file of another root that take the corpus document's id are refused
+    (tmp_path / "elsewhere").mkdir()
+    other_root = write_guidance_pdf(tmp_path / "elsewhere" / f"{name}.pdf", [PageSpec("I. X", prose("other", 5))])
+    refused = ingest_request(_request(documents=[_doc(name, "Filters need no integrity test.")],
+                                      paths=[str(other_root)]), store, embedder, roots=roots)
+    assert refused.status == "ok" and refused.outputs.ingestedCount == 0
+    assert [e.reason for e in refused.outputs.errors] == [
+        f"{name}: a document of origin 'root:corpus' has this id, and only that origin replaces it "
+        f"(this one is '{origin}')" for origin in ("inline", "root:elsewhere")]
+    assert (_rows(store.engine, name), _document(store.engine, name)) == before  # same chunks, same authority
+
+    # the corpus root itself still replaces its own document
+    write_guidance_pdf(real, [PageSpec("I. SCOPE", prose("sterile filtration, revised", 10))])
+    again = ingest_request(_request(paths=[str(real)]), store, embedder, roots=roots)
+    assert again.outputs.docIds == [name] and again.outputs.documents[0].changed
+
+
+def test_an_inline_documents_authority_is_mixed_whatever_the_record_says(store, embedder):
+    doc_id = _unique("inline-claim")
+    result = ingest_request(_request(documents=[{**_doc(doc_id, "Retained samples are kept a year."),
+                                                 "source": "/work/shared/corpus/Q9_Guideline.pdf"}],
+                                     authority="FDA"), store, embedder)
+    assert result.outputs.documents[0].model_dump(include={"authority", "origin"}) == {
+        "authority": "MIXED", "origin": "inline"}
+    assert result.outputs.warnings[0].reason.startswith("authority unknown")
+    with store.engine.connect() as conn:  # the sender's "source" is kept as what it says, never as a file to open
+        source, metadata = conn.execute(text("SELECT source, metadata FROM documents WHERE doc_id = :d"),
+                                        {"d": doc_id}).one()
+    assert source == "" and metadata["source"] == "/work/shared/corpus/Q9_Guideline.pdf"
+
+
+def test_an_upload_that_fails_to_ingest_is_removed_and_a_root_file_is_not(tmp_path, settings, store, embedder,
+                                                                          uploads):
+    broken_upload = write_corrupt_pdf(uploads / "broken.pdf")
+    broken_root = write_corrupt_pdf(tmp_path / "broken.pdf")
+    result = ingest_request(_request(paths=[str(broken_upload), str(broken_root)]), store, embedder,
+                            roots=[tmp_path, settings.uploads_dir])
+    assert [e.path for e in result.outputs.errors] == [str(broken_upload), str(broken_root)]
+    assert not broken_upload.exists() and not uploads.exists()  # the file, and its folder once empty
+    assert broken_root.exists()  # the operator's files are the operator's
+
+
+def test_a_document_stored_before_origins_were_kept_is_claimed_without_being_built_again(tmp_path, store, embedder):
+    root = tmp_path / "legacy-root"
+    root.mkdir()
+    path = write_guidance_pdf(root / f"{_unique('Legacy')}.pdf", [PageSpec("I. SCOPE", prose("labels", 8))])
+    ingest_request(_request(paths=[str(path)]), store, embedder, roots=[root])
+    with store.engine.begin() as conn:  # as migration 0011 leaves a file's document
+        conn.execute(text("UPDATE documents SET origin = '' WHERE doc_id = :d"), {"d": path.stem})
+    version = store.index_version()
+    again = ingest_request(_request(paths=[str(path)]), store, embedder, roots=[root])
+    assert again.outputs.documents[0].changed is False and store.index_version() == version
+    assert _document(store.engine, path.stem)["origin"] == "root:legacy-root"

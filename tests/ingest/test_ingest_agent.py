@@ -22,7 +22,10 @@ def _send(*requests: IngestRequest, timeout_s: float = 180):
 
 
 def test_agent_ingests_inline_text_and_pdf_paths_and_reports_bad_files(worker, engine, tmp_path):
-    pdf = write_guidance_pdf(tmp_path / "Agent_Guidance.pdf", [PageSpec("I. SCOPE", prose("cleaning validation", 15))])
+    # a name of this run's own: the worker's root is this session's temporary folder, so the file's document belongs
+    # to that root (its origin), and the next session's root may not replace it
+    stem = f"Agent_Guidance_{new_request_id('g')[-8:]}"
+    pdf = write_guidance_pdf(tmp_path / f"{stem}.pdf", [PageSpec("I. SCOPE", prose("cleaning validation", 15))])
     broken = write_corrupt_pdf(tmp_path / "agent_broken.pdf")
     request = IngestRequest(
         request_id=new_request_id("agent-ingest"), policy_version="qa-v1", authority="FDA",
@@ -36,12 +39,12 @@ def test_agent_ingests_inline_text_and_pdf_paths_and_reports_bad_files(worker, e
     result = replies[request.request_id]
     assert result.status == "ok" and result.request_id == request.request_id
     out = result.outputs
-    assert set(out.docIds) == {"agent-inline-1", "Agent_Guidance"} and out.ingestedCount == 2
+    assert set(out.docIds) == {"agent-inline-1", stem} and out.ingestedCount == 2
     assert out.chunkCount == len(out.chunkIds) >= 2
-    assert all(re.match(r"^(agent-inline-1|Agent_Guidance)-chunk-\d+$", c) for c in out.chunkIds)
+    assert all(re.match(rf"^(agent-inline-1|{stem})-chunk-\d+$", c) for c in out.chunkIds)
     assert out.collection and [e.path for e in out.errors] == [str(broken)]
     assert [t.stage for t in result.trace] == ["ingest"]
-    assert set(ChunkStore(engine).chunk_ids("Agent_Guidance", kind="child")) <= set(out.chunkIds)
+    assert set(ChunkStore(engine).chunk_ids(stem, kind="child")) <= set(out.chunkIds)
 
     noop = replies[empty.request_id]
     assert noop.status == "ok" and (noop.outputs.ingestedCount, noop.outputs.chunkCount) == (0, 0)

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +25,7 @@ from citestream.models import ClaimVerifyRequest, GenerationRecord, IngestReques
 from citestream.sealing import RecordSealer
 
 from tests.support.common import new_request_id
-from tests.support.ingest import PageSpec, prose, write_guidance_pdf
+from tests.support.ingest import PageSpec, prose, write_guidance_pdf, write_inflating_pdf, write_text_pdf
 from tests.support.reliability import end_offsets, free_port, metric_value, scrape_metrics
 
 pytestmark = pytest.mark.e2e
@@ -207,7 +208,8 @@ def test_a_reused_request_id_with_another_question_is_dead_lettered_not_answered
 def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(worker, settings, tmp_path):
     root = tmp_path / "hostile-root"
     root.mkdir()
-    write_guidance_pdf(root / "Hostile_Root_Guidance.pdf", [PageSpec("I. SCOPE", prose("sterility testing", 6))])
+    stem = f"Hostile_Root_Guidance_{new_request_id('g')[-8:]}"  # this session's root owns it (its origin)
+    write_guidance_pdf(root / f"{stem}.pdf", [PageSpec("I. SCOPE", prose("sterility testing", 6))])
     (root / "zero.pdf").symlink_to("/dev/zero")
     (root / "passwd.pdf").symlink_to("/etc/passwd")
     os.mkfifo(root / "pipe.pdf")
@@ -225,7 +227,7 @@ def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(w
     for probe in probes:
         assert reasons.get(probe) == {f"{probe}: {OUTSIDE}"}, (probe, reasons.get(probe))
     assert any("not a regular file" in r for r in reasons[str(root / "pipe.pdf")])
-    assert result.outputs.docIds == ["Hostile_Root_Guidance"]  # the folder's one real PDF; its links refused
+    assert result.outputs.docIds == [stem]  # the folder's one real PDF; its links refused
 
     since = asyncio.run(end_offsets(settings, "qa.deadletter"))
     too_many = IngestRequest.model_construct(request_id=new_request_id("docs"), documents=[
@@ -244,6 +246,43 @@ def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(w
     assert fates[too_many.request_id] == ("ingest", "SCHEMA_VIOLATION")
     assert fates[claims.request_id] == ("verify", "SCHEMA_VIOLATION")
     assert fates[deep_rid] == ("ingest", "NESTING_TOO_DEEP")
+    _assert_alive_and_quiet(worker, settings)
+
+
+def _peak_memory_mb(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) / 1024
+
+
+def test_hostile_pdfs_end_as_ingest_errors_once_and_the_worker_stays_small(worker, settings, tmp_path):
+    """A decompression bomb (187 kB inflating to 96 MB of text operators: 14 GB parsed without a limit), a
+    6,000-pt page and a page of 60,000 characters: each is an entry in the ingest envelope's errors with its
+    reason, the record is answered once (committed, not redelivered), and the worker, which parses PDFs only in
+    its limited children, neither dies nor grows."""
+    pdfs = {"CITESTREAM_PDF_MEMORY_MB": write_inflating_pdf(tmp_path / "bomb.pdf"),
+            "CITESTREAM_PDF_MAX_PAGE_PT": write_text_pdf(tmp_path / "huge_page.pdf", size=(6000, 6000)),
+            "CITESTREAM_PDF_MAX_PAGE_CHARS": write_text_pdf(tmp_path / "dense_page.pdf", 60_000, font=1)}
+    good = write_guidance_pdf(tmp_path / f"Beside_The_Bomb_{new_request_id('g')[-8:]}.pdf",
+                              [PageSpec("I. SCOPE", prose("aseptic filling", 8))])
+    peak_before = _peak_memory_mb(worker.proc.pid)
+    since = asyncio.run(end_offsets(settings, "documents.ingested"))
+    request = IngestRequest(request_id=new_request_id("bomb"), paths=[*map(str, pdfs.values()), str(good)])
+    replies, _ = asyncio.run(publish_and_collect([request], source="documents.ingest", reply="documents.ingested",
+                                                 timeout_s=240))
+    outputs = replies[request.request_id].outputs
+    reasons = {e.path: e.reason for e in outputs.errors}
+    for setting, path in pdfs.items():
+        assert setting in reasons[str(path)], reasons[str(path)]
+    assert outputs.docIds == [good.stem]  # the good file beside them is ingested
+    peak_after = _peak_memory_mb(worker.proc.pid)
+    print(f"worker peak memory (VmHWM) {peak_before:.0f} MB before the hostile PDFs, {peak_after:.0f} MB after")
+    assert peak_after - peak_before < 300  # the bomb's gigabytes were the child's
+
+    time.sleep(5)  # a record the worker had not committed would come back by now
+    results = [m for m in asyncio.run(read_topic("documents.ingested", since=since, settings=settings))
+               if m.key == request.request_id.encode()]
+    assert len(results) == 1
     _assert_alive_and_quiet(worker, settings)
 
 

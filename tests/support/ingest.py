@@ -4,6 +4,7 @@ image-only and corrupt files, plus an embedder that fails like a backend with a 
 from __future__ import annotations
 
 import io
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,3 +151,65 @@ def page_overlap(chunk_text: str, page_texts: list[str]) -> list[float]:
     if not wanted:
         return [1.0 if chunk_text.strip() in " ".join(p.split()) else 0.0 for p in page_texts]
     return [len(wanted & set(words(p))) / len(wanted) for p in page_texts]
+
+
+# --- hostile PDFs (issue 41): written byte by byte, so each is exactly the attack it names -------------------------
+
+def _raw_pdf(objects: list[bytes]) -> bytes:
+    """A PDF of these objects (numbered from 1; 1 is the catalog), with its cross-reference table."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def _stream(dictionary: bytes, data: bytes) -> bytes:
+    return b"<< " + dictionary + b" /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
+
+
+def _one_page_pdf(content: bytes, resources: bytes, size: tuple[float, float] = (612, 792), extra: list | None = None,
+                  compress: bool = False) -> bytes:
+    data, dictionary = (zlib.compress(content, 9), b"/Filter /FlateDecode") if compress else (content, b"")
+    return _raw_pdf([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                     b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] /Resources << %s >> /Contents 4 0 R >>"
+                     % (*size, resources), _stream(dictionary, data), *(extra or [])])
+
+
+_HELVETICA = b"/Font << /F1 5 0 R >>"
+_FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+
+
+def write_inflating_pdf(path: Path, inflated_mb: int = 96) -> Path:
+    """A decompression bomb: a ~200 kB page whose content stream inflates to ``inflated_mb`` MB of text operators
+    (pdfium builds an object per operator: about 14 GB of memory for 96 MB, measured without a limit)."""
+    repeats = inflated_mb * 1_000_000 // 16
+    content = b"BT /F1 12 Tf 72 720 Td " + b"(ABCDEFGHIJ) Tj " * repeats + b"ET"
+    path.write_bytes(_one_page_pdf(content, _HELVETICA, extra=[_FONT], compress=True))
+    return path
+
+
+def write_text_pdf(path: Path, chars: int = 2000, size: tuple[float, float] = (612, 792), font: int = 12) -> Path:
+    """One page of ``size`` points holding ``chars`` characters of text (lines of 100 in a ``font``-point font)."""
+    line = b"Cleaning validation of shared equipment sets residue limits that each batch record must state. "
+    lines = [line[:100].ljust(100, b"x")] * (chars // 100)
+    content = (b"BT /F1 %d Tf %d TL 36 %d Td " % (font, font + 2, int(size[1] - 72))
+               + b"".join(b"(%s) ' " % text for text in lines))
+    path.write_bytes(_one_page_pdf(content + b"ET", _HELVETICA, size, extra=[_FONT]))
+    return path
+
+
+def write_slow_render_pdf(path: Path) -> Path:
+    """A page painted by a function shading whose PostScript function runs 6,000 operators per pixel: quick to
+    parse for its text (it has none), minutes of CPU to render at any useful size, with little memory."""
+    function = b"{ pop " + b"dup mul 0.5 add 1 exch sub " * 2000 + b"dup dup }"
+    path.write_bytes(_one_page_pdf(
+        b"/S1 sh", b"/Shading << /S1 5 0 R >>",
+        extra=[b"<< /ShadingType 1 /ColorSpace /DeviceRGB /Domain [0 1 0 1] /Matrix [612 0 0 792 0 0] "
+               b"/Function 6 0 R >>", _stream(b"/FunctionType 4 /Domain [0 1 0 1] /Range [0 1 0 1 0 1]", function)]))
+    return path

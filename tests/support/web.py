@@ -17,6 +17,7 @@ import pytest
 
 from citestream import infra
 from citestream.config import Settings
+from citestream.infra.worker import WorkerProcess
 
 from tests.support.browser import WebProcess
 from tests.support.common import migrate, own_topics_worker
@@ -35,6 +36,7 @@ class WebStack:
     shots: Path             # where screenshots go
     pid: int                # the `citestream web` process (its memory is read by the limit tests)
     env: dict[str, str]     # what it was started with (for a second page on the same stack)
+    worker: WorkerProcess   # the stack's worker, to check it lives through what the page is sent
 
 
 def write_pdf(path: Path, title: str, text: str) -> Path:
@@ -104,7 +106,7 @@ def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_fact
     # metrics off: another module gives the session worker a metrics port through the environment
     env = {"CITESTREAM_DATABASE_URL": database_url, "CITESTREAM_METRICS_PORT": "0"}
     try:
-        with own_topics_worker(settings, "web", logs / "worker.log", env) as (_worker, stack_settings):
+        with own_topics_worker(settings, "web", logs / "worker.log", env) as (worker, stack_settings):
             web_env = {**env, "CITESTREAM_TOPIC_PREFIX": stack_settings.topic_prefix,
                        "CITESTREAM_APP_ID": f"citestream-{stack_settings.topic_prefix.strip('.').replace('.', '-')}",
                        "CITESTREAM_UI_UPLOAD_MAX_MB": str(UPLOAD_MAX_MB),
@@ -113,7 +115,7 @@ def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_fact
             try:
                 web.wait_ready()
                 yield WebStack(web.url, stack_settings.model_copy(update={"database_url": database_url}),
-                               database_url, pdf_dir, shots, web.proc.pid, web_env)
+                               database_url, pdf_dir, shots, web.proc.pid, web_env, worker)
             finally:
                 web.stop()
     finally:

@@ -57,12 +57,6 @@ def test_record_summary_keeps_scalars_and_counts_containers():
 
 # --- the server -----------------------------------------------------------------------------------
 
-@pytest.fixture()
-def http(web_stack):
-    with httpx.Client(base_url=web_stack.url, timeout=30) as client:
-        yield client
-
-
 @pytest.mark.e2e
 def test_pages_carry_a_strict_content_security_policy(http):
     for path in ("/", "/live", "/documents", "/cite", "/request", "/static/app.js"):
@@ -98,7 +92,7 @@ def test_uploads_are_checked_before_anything_is_published(http):
     assert empty.status_code == 400
     big = b"%PDF-1.4\n" + b"0" * (UPLOAD_MAX_MB * (1 << 20))
     too_big = http.post("/api/documents", content=big, headers={"x-filename": "big.pdf"})
-    assert too_big.status_code == 400 and "limit" in too_big.json()["error"]
+    assert too_big.status_code == 413 and "limit" in too_big.json()["error"]
     cross = http.post("/api/documents", content=b"%PDF-1.4", headers={"x-filename": "a.pdf",
                                                                       "origin": "http://evil.example"})
     assert cross.status_code == 403

@@ -183,6 +183,11 @@ def test_documents_list_and_upload_through_documents_ingest(page, web_stack, tmp
     assert envelope.locator(".badge").first.inner_text() == "ok"
     assert f"Uploaded-guidance-{marker}" in envelope.inner_text()
     page.locator("#docs tbody td", has_text=f"Uploaded-guidance-{marker}.pdf").wait_for(timeout=10_000)
+    assert f"upload:Uploaded-guidance-{marker}" in envelope.inner_text() and "from upload" in envelope.inner_text()
+    origins = dict(zip(page.locator("#docs tbody tr td:nth-child(1)").all_inner_texts(),
+                       page.locator("#docs tbody tr td:nth-child(2)").all_inner_texts()))
+    assert origins[f"Uploaded-guidance-{marker}.pdf"] == "upload"  # where each document came from
+    assert origins["smoke-001.pdf"] == "cli"  # the stack ingests the demo PDFs as the command line would
 
     not_pdf = tmp_path / "notes.pdf"
     not_pdf.write_text("<script>alert(1)</script> not a pdf")

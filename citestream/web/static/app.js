@@ -371,7 +371,8 @@
       clear(tbody);
       const docs = (r.body && r.body.documents) || [];
       for (const d of docs) {
-        tbody.append(h('tr', {}, h('td', {}, h('code', { text: d.pdf })), h('td', { text: d.title }),
+        tbody.append(h('tr', {}, h('td', {}, h('code', { text: d.pdf })), h('td', { text: d.origin || 'unrecorded' }),
+          h('td', { text: d.title }),
           h('td', { text: d.authority }), h('td', { class: 'num', text: d.pages }), h('td', { class: 'num', text: d.chunks }),
           h('td', { text: d.index_version }), h('td', { text: new Date(d.ingested_at).toLocaleString() })));
       }
@@ -387,7 +388,7 @@
           ` ingested ${o.ingestedCount} document(s), ${o.chunkCount} chunk(s) · ${env.index_version || ''}`));
       if (Array.isArray(o.documents) && o.documents.length) {
         box.append(h('ul', {}, o.documents.map((d) => h('li', {},
-          h('code', { text: d.docId }), ` · ${d.pages} pages · ${d.chunkCount} chunks · ${d.authority} (${d.authoritySource})`,
+          h('code', { text: d.docId }), ` · from ${d.origin} · ${d.pages} pages · ${d.chunkCount} chunks · ${d.authority} (${d.authoritySource})`,
           d.changed ? '' : ' · unchanged, not re-ingested'))));
       }
       for (const e of o.errors || []) box.append(h('p', { class: 'error', text: `error: ${e.reason}` }));
@@ -492,7 +493,7 @@
     $('#cite-title').textContent = d.title || d.pdf;
     const meta = $('#cite-meta');
     meta.append(h('span', { class: 'badge scope', text: d.authority }), ' ', h('code', { text: d.pdf }),
-      ` · page ${c.page} of ${d.pages} · chunk `, h('code', { text: c.chunk_id }), ` · ${d.index_version}`);
+      ` · from ${d.origin || 'unrecorded'} · page ${c.page} of ${d.pages} · chunk `, h('code', { text: c.chunk_id }), ` · ${d.index_version}`);
     $('#chunk-text').textContent = c.text;
     $('#chunk-section').textContent = c.section ? `Section: ${c.section}` : '';
     if (c.unavailable) {

@@ -1,0 +1,165 @@
+"""What a child does with a PDF's bytes (pypdfium2): each page's text and geometry, a page as PNG, a page's text boxes.
+
+Runs only inside ``child``: pdfium meets untrusted bytes here and nowhere else. Every cap of ``PdfLimits`` is
+checked as early as pdfium allows (the page count and, for ingest, each page's size before any page is loaded;
+characters as each page is read), so a PDF over a cap stops with its reason instead of after the work. Replies
+are plain lists and numbers: the parent builds its own records from them and trusts nothing else.
+
+A fragment is one line as pdfium's text stream emits it, with its box, font size and weight; ``ingest.layout``
+rebuilds visual lines from them.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from .limits import PdfLimits, PdfRejected
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n|(?<=\ufffe)")
+"""pdfium ends a line hyphenated at its end with U+FFFE and runs on into the next line: split there too."""
+_LEAD_NUMBER = re.compile(r"^(\d{1,4})(?:\s+|$)")
+
+
+def open_pdf(data: bytes, limits: PdfLimits) -> pdfium.PdfDocument:
+    """The document, once its page count is within the cap (no page is loaded yet)."""
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        message = str(exc).lower()
+        if "password" in message or "security" in message:
+            raise PdfRejected("encrypted PDF (a password is required)") from None
+        raise PdfRejected(f"corrupt or not a PDF ({exc})") from None
+    count = len(pdf)
+    if count > limits.max_pages:
+        pdf.close()
+        raise PdfRejected(f"{count} pages; the limit is {limits.max_pages} (CITESTREAM_PDF_MAX_PAGES)")
+    return pdf
+
+
+def _check_page_sizes(pdf: pdfium.PdfDocument, limits: PdfLimits) -> None:
+    """Every page's size within the cap, read from the page tree (no page is loaded). Ingest only: a render's cost
+    is bounded by its pixel cap whatever the page's size."""
+    for index in range(len(pdf)):
+        width, height = pdf.get_page_size(index)
+        if max(width, height) > limits.max_page_pt:
+            raise PdfRejected(f"page {index + 1} is {width:.0f} x {height:.0f} pt; the limit is "
+                              f"{limits.max_page_pt:.0f} pt a side (CITESTREAM_PDF_MAX_PAGE_PT)")
+
+
+def _checked_chars(textpage, number: int, limits: PdfLimits) -> int:
+    chars = textpage.count_chars()
+    if chars > limits.max_page_chars:
+        raise PdfRejected(f"page {number} holds {chars} characters; the limit is {limits.max_page_chars} "
+                          "(CITESTREAM_PDF_MAX_PAGE_CHARS)")
+    return chars
+
+
+def parse(data: bytes, limits: PdfLimits) -> list[list]:
+    """Per page: ``[width, height, plain text, fragments]``; a fragment is
+    ``[text, x0, x1, bottom, top, size, bold, lead_number, lead_gap]`` (PDF units, origin bottom-left)."""
+    pdf = open_pdf(data, limits)
+    try:
+        _check_page_sizes(pdf, limits)
+        pages, total = [], 0
+        for index in range(len(pdf)):
+            page = pdf[index]
+            textpage = page.get_textpage()
+            total += _checked_chars(textpage, index + 1, limits)
+            if total > limits.max_chars:
+                raise PdfRejected(f"more than {limits.max_chars} characters by page {index + 1} "
+                                  "(CITESTREAM_PDF_MAX_CHARS)")
+            width, height = page.get_size()
+            text = textpage.get_text_range()
+            pages.append([width, height, _plain(text), _fragments(textpage, text)])
+            textpage.close()
+            page.close()
+        return pages
+    finally:
+        pdf.close()
+
+
+def render(data: bytes, page_no: int, scale: float, limits: PdfLimits) -> bytes:
+    """The page as PNG at ``scale``, or smaller: its longer side never exceeds ``limits.max_render_px``."""
+    pdf = open_pdf(data, limits)
+    try:
+        _check_page_no(pdf, page_no)
+        width, height = pdf.get_page_size(page_no - 1)
+        scale = min(scale, limits.max_render_px / max(width, height, 1.0))
+        image = pdf[page_no - 1].render(scale=scale).to_pil()
+        out = io.BytesIO()
+        image.save(out, format="PNG")
+        return out.getvalue()
+    finally:
+        pdf.close()
+
+
+def text_boxes(data: bytes, page_no: int, limits: PdfLimits) -> dict:
+    """The page's size and its text segments: ``{"width", "height", "segments": [[left, bottom, right, top,
+    text], ...]}`` (pdfium's rectangles, each with the text it bounds)."""
+    pdf = open_pdf(data, limits)
+    try:
+        _check_page_no(pdf, page_no)
+        page = pdf[page_no - 1]
+        width, height = page.get_size()
+        textpage = page.get_textpage()
+        _checked_chars(textpage, page_no, limits)
+        rects = [textpage.get_rect(i) for i in range(textpage.count_rects())]
+        return {"width": width, "height": height,
+                "segments": [[*rect, textpage.get_text_bounded(*rect)] for rect in rects]}
+    finally:
+        pdf.close()
+
+
+def _check_page_no(pdf: pdfium.PdfDocument, page_no: int) -> None:
+    if not 1 <= page_no <= len(pdf):
+        raise PdfRejected(f"the PDF has pages 1 to {len(pdf)}, not {page_no}")
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\r\n|\r", "\n", text).replace("\x02", "-").replace("\ufffe", "-\n")
+
+
+def _fragments(textpage, text: str) -> list[list]:
+    aligned = len(text) == textpage.count_chars()  # char indexes match string offsets (almost always)
+    out, start = [], 0
+    for match in [*_LINE_BREAK.finditer(text), None]:
+        end = match.start() if match else len(text)
+        line = text[start:end]
+        stripped = line.strip()
+        if stripped:
+            first = start + (len(line) - len(line.lstrip()))
+            last = start + len(line.rstrip()) - 1
+            out.append(_fragment(textpage, stripped.replace("\x02", "-").replace("\ufffe", "-"), first, last,
+                                 aligned))
+        start = match.end() if match else end
+    return out
+
+
+def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list:
+    if not aligned:
+        return [text, 0.0, 0.0, 0.0, 0.0, 0.0, False, None, 0.0]
+    probes = sorted({first, (first + last) // 2, last})
+    boxes = [textpage.get_charbox(i, loose=True) for i in probes]
+    heights = [b[3] - b[1] for b in boxes]  # the glyph's font box: a size that holds under scaled text matrices
+    tallest = max(range(len(probes)), key=heights.__getitem__)  # the largest glyph: not a superscript
+    main = probes[tallest]
+    left, right = boxes[0][0], boxes[-1][2]
+    _, bottom, _, top = boxes[tallest]
+    weight = pdfium_c.FPDFText_GetFontWeight(textpage.raw, main)
+    lead_number, lead_gap = None, 0.0
+    number = _LEAD_NUMBER.match(text)
+    if number:
+        lead_number = int(number.group(1))
+        digits_end = first + len(number.group(1)) - 1
+        rest = number.end()
+        if rest >= len(text):
+            lead_gap = float("inf")
+        else:
+            _, _, number_right, _ = textpage.get_charbox(digits_end, loose=False)
+            next_left, _, _, _ = textpage.get_charbox(first + rest, loose=False)
+            lead_gap = next_left - number_right
+    return [text, left, right, bottom, top, round(heights[tallest], 1), weight >= 600, lead_number, lead_gap]
