@@ -84,7 +84,10 @@ def quantities(text: str, claim: bool = False) -> list[Quantity]:
 
 
 def supports(evidence: Quantity, claimed: Quantity) -> bool:
-    """The evidence interval lies inside the claimed one (same unit)."""
+    """The evidence interval lies inside the claimed one (same unit). A claimed ceiling ("up to two", "at most 5%")
+    says where the most allowed lies, so a plain smaller value ("one request") does not state it."""
+    if claimed.bound in ("le", "lt") and evidence.bound is None and evidence.value != claimed.value:
+        return False
     return evidence.unit == claimed.unit and claimed.low <= evidence.low and evidence.high <= claimed.high
 
 

@@ -77,7 +77,8 @@ def test_the_score_blends_the_cross_encoder_with_the_embedding_cosine(relevance,
     cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
     w = 0.7
     blend = RelevanceModel("", embedding_weight=w)
-    assert np.allclose(blend.score(QUESTION, texts), (1 - w) * alone.score(QUESTION, texts) + w * cosine, atol=1e-5)
+    assert np.allclose(blend.model_scores(QUESTION, texts),
+                       (1 - w) * alone.model_scores(QUESTION, texts) + w * cosine, atol=1e-5)
 
 
 def test_an_embedding_weight_outside_zero_to_one_is_refused():
@@ -108,7 +109,7 @@ def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest():
     vectors = get_relevance_embedder().embed([QUESTION, *texts]).astype(np.float64)
     cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
     top = set(np.argsort(-cosine)[:2])
-    full, scores = every.score(QUESTION, texts), bounded.score(QUESTION, texts)
+    full, scores = every.model_scores(QUESTION, texts), bounded.model_scores(QUESTION, texts)
     for i in range(len(texts)):
         expected = full[i] if i in top else bounded.embedding_weight * cosine[i]
         assert abs(scores[i] - expected) < 1e-5, i
@@ -116,7 +117,7 @@ def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest():
     cosine_only = RelevanceModel("", embedding_weight=1.0)
     assert cosine_only.read_by_cross_encoder(cosine) == []  # the cross-encoder's share is 0: it reads nothing
     assert cosine_only.name == f"cos({relevance_embedder_name()})"  # what the traces record scored
-    assert np.allclose(cosine_only.score(QUESTION, texts), cosine, atol=1e-5)
+    assert np.allclose(cosine_only.model_scores(QUESTION, texts), cosine, atol=1e-5)
 
 
 def test_a_text_is_embedded_once_whatever_the_question(monkeypatch):
@@ -207,3 +208,14 @@ def test_the_claim_judge_scores_with_the_blend_the_settings_name_over_the_same_c
     assert claims._encoder is deps.relevance._encoder
     same = Deps(settings.model_copy(update={"verify_embedding_weight": settings.relevance_embedding_weight}))
     assert same.claim_relevance is same.relevance
+
+
+def test_a_text_that_holds_every_word_the_question_asks_about_gets_the_coverage_bonus(relevance):
+    """The model's score plus COVERAGE_BONUS, only when every content word of the question is in the text."""
+    from citestream.relevance.model import COVERAGE_BONUS
+
+    question = "What does lecanemab target?"
+    texts = ["Lecanemab: The drug targets soluble amyloid-beta protofibrils.",
+             "The drug targets soluble amyloid-beta protofibrils."]
+    model = relevance.model_scores(question, texts)
+    assert np.allclose(relevance.score(question, texts), [min(1.0, model[0] + COVERAGE_BONUS), model[1]])

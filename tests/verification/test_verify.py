@@ -88,6 +88,8 @@ def test_quantity_intervals():
     assert check_numbers("approximately 70%", "70%").unsupported == []
     assert check_numbers("within 30 days", "within 30 days").unsupported == []
     assert check_numbers("12 months", "18 months").conflicting
+    assert check_numbers("up to two requests", "grant one request").unsupported     # a ceiling is not a value under it
+    assert check_numbers("up to two requests", "up to two requests").unsupported == []
 
 
 def test_a_single_is_one_and_the_pronoun_one_is_no_quantity():
