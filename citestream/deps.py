@@ -126,7 +126,7 @@ class Deps:
     def reader(self):
         """How questions are read (typos, acronyms, the asking sentence): retrieve and the extractive backend share
         one, so both score the same reading."""
-        from .retrieval.reading import QuestionReader
+        from .qa.retrieve.reading import QuestionReader
 
         return QuestionReader(self.search, self.policy.retrieval.corpus_variant)
 
@@ -143,7 +143,7 @@ class Deps:
         self.chunks.index_version()
         self.search.warm(self.policy.retrieval.lexical_ranker)
         if self.policy.retrieval.corpus_variant:  # the corpus' acronyms and spelling: 1.6 s on the 19 PDFs
-            from .retrieval.lexicon import corpus_lexicon
+            from .qa.retrieve.lexicon import corpus_lexicon
 
             corpus_lexicon(self.search)
 

@@ -28,23 +28,12 @@ from pydantic import ValidationError
 
 from . import metrics
 from .config import Settings, get_settings
-from .models import QuestionEvent, ValidatedAnswer
+from .models import QuestionEvent
+from .qa.validate.failure import failure_answer
 from .sealing import RecordSealer
-from .core.texts import REFUSAL_TEXT
-from .scrub import scrub
 from .store import RequestTracker, engine_for
 
 log = logging.getLogger("citestream.reconcile")
-
-
-def failure_answer(request_id: str, question: str, scope: str, reason: str, *, policy_version: str,
-                   index_version: str | None = None, trace: list | None = None) -> ValidatedAnswer:
-    """The refusal a question gets when it cannot be processed: one outcome on `answers`, never silence."""
-    return ValidatedAnswer(
-        request_id=request_id, policy_version=policy_version, index_version=index_version, trace=list(trace or []),
-        question=question, scope=scope, status="refused", answer_text=REFUSAL_TEXT, classification="REFUSAL",
-        generation_status="FAILED", validation_status="FAILED", failure_reason=scrub(reason, 500),
-    )
 
 
 @dataclass

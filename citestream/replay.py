@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .core.hashing import sha256_hex
-from .evidence import render_evidence
+from .models.evidence import render_evidence
 from .models.assembly import AnswerBundle
-from .prompt import TEMPLATE_VERSION, render_prompt, template_sha256
+from .qa.assemble.prompt import TEMPLATE_VERSION, render_prompt, template_sha256
 from .store import Ledger
 
 

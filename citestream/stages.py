@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import base64
 
-from .assembly import assemble
+from .qa.assemble import assemble
 from .compliance import ReportInvalid, compliance_report, embedding_relatedness
 from .core.errors import RecordRejected
 from .deps import Deps
-from .filtering import run_filter
-from .generation import generate
+from .qa.filter import run_filter
+from .qa.generate import generate
 from .ingest import ingest_request
 from .models import (
     ClaimVerifyRequest, ClaimVerifyResult, ComplianceReportRecord, ComplianceRequest, DeadLetter, FactsRecord,
     GenerationRecord, IngestRequest, IngestResult, PromptRecord, QuestionEvent, RelevantFactsRecord,
     ValidatedAnswer,
 )
-from .provenance import ASSEMBLE, evidence_digest, generation_problem
-from .retrieval import retrieve
-from .validation import validate
+from .qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
+from .qa.retrieve import retrieve
+from .qa.validate import validate
 from .verification import judge_from_settings, pack_finder, verify_claims
 from .verification.premises import unsupported_premise
 

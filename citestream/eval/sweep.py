@@ -43,14 +43,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import json
 
-    from ..assembly import assemble
-    from ..filtering import filter_facts
-    from ..generation import generate
+    from ..qa.assemble import assemble
+    from ..qa.filter import filter_facts
+    from ..qa.generate import generate
     from ..llm import ExtractiveBackend
     from ..models import NoAnswer
-    from ..retrieval import retrieve
+    from ..qa.retrieve import retrieve
     from ..deps import get_deps
-    from ..validation import validate
+    from ..qa.validate import validate
     from .run import questions_for
 
     grid = {**GRID, **(json.loads(args.grid) if args.grid else {})}

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..batching import split_rows
-from ..evidence import EvidenceBlock, parse_evidence
+from ..models.evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
 from ..core.slots import fills
 from ..core.texts import PROMPT_REFUSAL_LOCK

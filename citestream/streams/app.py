@@ -25,7 +25,7 @@ from ..flow import Step
 from ..models import DeadLetter, QuestionEvent
 from ..models.common import Envelope
 from ..models.common import utcnow
-from ..reconcile import failure_answer
+from ..qa.validate.failure import failure_answer
 from ..scrub import exception_reason
 from ..store.requests import TERMINAL
 from ..topics import partitions, spec

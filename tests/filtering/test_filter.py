@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from citestream.filtering import _validate_relevant_facts, artifact_reason, filter_facts, run_filter
-from citestream.filtering.llm import InvalidReply, build_filter_prompt
+from citestream.qa.filter import _validate_relevant_facts, artifact_reason, filter_facts, run_filter
+from citestream.qa.filter.llm import InvalidReply, build_filter_prompt
 from citestream.llm import LLMError, LLMReply
 from citestream.models import Fact, FactsRecord, RetrievalTrace
 from citestream.policy import DEFAULT_POLICY

@@ -426,7 +426,7 @@ def reworded(pairs: Sequence[Pair], acronyms: dict[str, str], rng: random.Random
 
 
 def corpus_acronyms(chunks: Sequence[CorpusChunk]) -> dict[str, str]:
-    from ...retrieval.acronyms import build_map
+    from ...qa.retrieve.acronyms import build_map
 
     texts: dict[str, list[str]] = defaultdict(list)
     for c in chunks:

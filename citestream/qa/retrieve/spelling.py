@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from rapidfuzz.distance import DamerauLevenshtein
 
-from ..text import matching_terms
+from ...text import matching_terms
 
 MIN_LENGTH = 5
 LONG_WORD = 10
@@ -91,7 +91,7 @@ def english_words() -> frozenset[str]:
     "interchangeably": a question about something the documents never mention must not be read as one they do."""
     from spellchecker import SpellChecker
 
-    from ..embedding import wordpiece_words
+    from ...embedding import wordpiece_words
 
     return wordpiece_words() | frozenset(SpellChecker(language="en").word_frequency.keys())
 

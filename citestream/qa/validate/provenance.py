@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 
-from .core.hashing import sha256_hex
-from .models import GenerationRecord, PromptRecord
+from ...core.hashing import sha256_hex
+from ...models import GenerationRecord, PromptRecord
 
 ASSEMBLE = "assemble"
 

@@ -14,14 +14,14 @@ import re
 from functools import lru_cache
 from importlib.resources import files
 
-from .core.hashing import sha256_hex
-from .core.prompt_sections import (
+from ...core.hashing import sha256_hex
+from ...core.prompt_sections import (
     EVIDENCE, END_EVIDENCE, OUTPUT, QUESTION, SAFETY, SECTION_HEADERS, STRUCTURE_LINES, SYSTEM, sections,
     structure_positions,
 )
-from .core.texts import PROMPT_REFUSAL_LOCK
-from .core.tokens import TokenCount
-from .models.assembly import PromptTokens
+from ...core.texts import PROMPT_REFUSAL_LOCK
+from ...core.tokens import TokenCount
+from ...models.assembly import PromptTokens
 
 __all__ = [
     "END_EVIDENCE", "EVIDENCE", "OUTPUT", "QUESTION", "SAFETY", "SECTION_HEADERS", "STRUCTURE_LINES", "SYSTEM",
@@ -43,7 +43,7 @@ class TemplateChanged(RuntimeError):
 
 @lru_cache(maxsize=1)
 def template_text() -> str:
-    text = files("citestream").joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
+    text = files(__package__).joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
     if sha256_hex(text) != TEMPLATE_SHA256:
         raise TemplateChanged(
             f"{TEMPLATE_FILE} differs from {TEMPLATE_VERSION} (sha256 {sha256_hex(text)}); a template edit is a new "

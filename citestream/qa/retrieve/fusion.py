@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..store.search import Ranked
+from ...store.search import Ranked
 
 
 def rrf(lists: Sequence[tuple[Sequence[Ranked], float]], k: int = 60) -> list[tuple[str, float]]:

@@ -16,16 +16,16 @@ from itertools import pairwise
 
 from pydantic import ValidationError
 
-from ..core.tokens import TokenCount
-from ..models import AnswerBundle, PromptBuildResult, PromptRecord, RelevantFactsRecord
-from ..models.assembly import AssemblyMetrics, AssemblyTrace, DropRecord, RetrievalResult, SelectedEvidence
-from ..policy import Policy
-from ..prompt import (
+from ...core.tokens import TokenCount
+from ...models import AnswerBundle, PromptBuildResult, PromptRecord, RelevantFactsRecord
+from ...models.assembly import AssemblyMetrics, AssemblyTrace, DropRecord, RetrievalResult, SelectedEvidence
+from ...policy import Policy
+from .prompt import (
     TEMPLATE_VERSION, check_structure, count_prompt_tokens, normalize_question, render_prompt, sha256_hex,
     template_sha256,
 )
-from ..evidence import render_evidence
-from ..core.sanitize import sanitize
+from ...models.evidence import render_evidence
+from ...core.sanitize import sanitize
 from .selection import overlap_ratio, select, truncate_to_tokens
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..core.sanitize import sanitize
-from ..core.replies import unfenced
-from ..models import Fact
+from ...core.sanitize import sanitize
+from ...core.replies import unfenced
+from ...models import Fact
 
 FILTER_PROMPT_VERSION = "PHASE_B_V1"
 FILTER_PROMPT_V1 = """### TASK

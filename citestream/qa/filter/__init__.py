@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..core.hashing import sha256_hex
-from ..llm import LLMBackend
-from ..models import Fact, FactsRecord, NoAnswer, RelevantFactsRecord
-from ..models.filtering import DroppedFact
-from ..policy import Policy
+from ...core.hashing import sha256_hex
+from ...llm import LLMBackend
+from ...models import Fact, FactsRecord, NoAnswer, RelevantFactsRecord
+from ...models.filtering import DroppedFact
+from ...policy import Policy
 from .llm import InvalidReply, _validate_relevant_facts, build_filter_prompt, parse_reply
 from .local import artifact_reason, is_artifact, local_filter, similarity_key
 
@@ -44,7 +44,7 @@ def run_filter(record: FactsRecord, policy: Policy, llm: LLMBackend | None = Non
         kept, dropped = local_filter(record.facts, cap, floor)
         return FilterOutcome(_record(record, kept, dropped, "local"))
 
-    from ..llm.execution import execute  # the R3 wrapper: exact bytes, transient retries only
+    from ...llm.execution import execute  # the R3 wrapper: exact bytes, transient retries only
 
     prompt = build_filter_prompt(record.question, record.facts)
     result = execute(llm, record.request_id, prompt, sha256_hex(prompt), max_attempts)

@@ -11,12 +11,12 @@ an answer.
 
 from __future__ import annotations
 
-from ..embedding import Embedder
-from ..models import Fact, FactsRecord, NoAnswer, QuestionEvent, QuestionReading, RelevanceTrace, RetrievalTrace
-from ..policy import Policy, RelevancePolicy, RetrievalPolicy
-from ..relevance import RelevanceModel, asked_scope
-from ..store import ChunkSearch
-from ..store.search import Scope
+from ...embedding import Embedder
+from ...models import Fact, FactsRecord, NoAnswer, QuestionEvent, QuestionReading, RelevanceTrace, RetrievalTrace
+from ...policy import Policy, RelevancePolicy, RetrievalPolicy
+from ...relevance import RelevanceModel, asked_scope
+from ...store import ChunkSearch
+from ...store.search import Scope
 from .candidates import gather
 from .expansion import expand_query
 from .lexicon import corpus_lexicon

@@ -7,12 +7,12 @@ clamped to [1, 100] instead of the facts' top_k 8.
 
 from __future__ import annotations
 
-from ..embedding import Embedder
-from ..models.agent import AgentError
-from ..models.retrieval import Citation, GroundingChunk, GroundingPack, GroundingResult
-from ..policy import Policy
-from ..store import ChunkSearch
-from ..store.search import SCOPE_AUTHORITIES
+from ...embedding import Embedder
+from ...models.agent import AgentError
+from ...models.retrieval import Citation, GroundingChunk, GroundingPack, GroundingResult
+from ...policy import Policy
+from ...store import ChunkSearch
+from ...store.search import SCOPE_AUTHORITIES
 from .facts import search_chunks
 
 MIN_TOP_K, MAX_TOP_K = 1, 100

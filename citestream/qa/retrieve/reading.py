@@ -20,11 +20,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from ..core.premises import premises
-from ..core.slots import asked_slot
-from ..models import QuestionReading
-from ..store import ChunkSearch, ChunkStore
-from ..text import split_sentences
+from ...core.premises import premises
+from ...core.slots import asked_slot
+from ...models import QuestionReading
+from ...store import ChunkSearch, ChunkStore
+from ...text import split_sentences
 from .lexicon import CorpusLexicon, corpus_lexicon
 
 

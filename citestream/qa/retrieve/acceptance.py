@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..policy import RetrievalPolicy
-from ..store.search import ChunkHit
+from ...policy import RetrievalPolicy
+from ...store.search import ChunkHit
 from .candidates import Candidates
 from .fusion import mmr
 from .gate import fallback_accepts

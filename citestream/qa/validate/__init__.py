@@ -28,17 +28,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .core.injection import INJECTION
-from .core.replies import unfenced
-from .models import GenerationRecord, ValidatedAnswer
-from .models.answer import AnswerSentence, DroppedSentence, RelatedClause
-from .models.common import NoAnswer
-from .models.assembly import AnswerBundle, SelectedEvidence
-from .core.texts import PROMPT_REFUSAL_LOCK
-from .policy import Policy
-from .batching import split_rows
-from .core.slots import fills
-from .text import matching_terms, passage_words, read_units, split_sentences, words
+from ...core.injection import INJECTION
+from ...core.replies import unfenced
+from ...models import GenerationRecord, ValidatedAnswer
+from ...models.answer import AnswerSentence, DroppedSentence, RelatedClause
+from ...models.common import NoAnswer
+from ...models.assembly import AnswerBundle, SelectedEvidence
+from ...core.texts import PROMPT_REFUSAL_LOCK
+from ...policy import Policy
+from ...batching import split_rows
+from ...core.slots import fills
+from ...text import matching_terms, passage_words, read_units, split_sentences, words
 
 MAX_SENTENCES = 6
 GROUNDING_MIN_SUPPORT = 0.8

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..models import Fact
+from ...models import Fact
 
 
 def format_facts(facts: Sequence[Fact]) -> str:

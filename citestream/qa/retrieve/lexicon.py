@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from ..store import ChunkSearch, ChunkStore
+from ...store import ChunkSearch, ChunkStore
 from .acronyms import AcronymMap, build_map
 from .spelling import Spelling, build_spelling, english_words
 

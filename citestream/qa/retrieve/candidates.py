@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..models import RetrievalTrace
-from ..policy import RetrievalPolicy
-from ..store.search import ChunkHit, ChunkSearch, Cosine, Ranked, Scope
+from ...models import RetrievalTrace
+from ...policy import RetrievalPolicy
+from ...store.search import ChunkHit, ChunkSearch, Cosine, Ranked, Scope
 from .fusion import rrf
 
 MODES = ("hybrid", "dense", "lexical")

@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..core.tokens import TokenCount
-from ..models.assembly import DropRecord, RetrievalResult, SelectedEvidence
-from ..policy import SelectionPolicy
-from ..text import split_sentences, words
-from ..evidence import anchor, breaks_structure, render_evidence
-from ..core.sanitize import sanitize
+from ...core.tokens import TokenCount
+from ...models.assembly import DropRecord, RetrievalResult, SelectedEvidence
+from ...policy import SelectionPolicy
+from ...text import split_sentences, words
+from ...models.evidence import anchor, breaks_structure, render_evidence
+from ...core.sanitize import sanitize
 
 SHINGLE = 3
 

@@ -3,13 +3,12 @@ sent to a model."""
 
 from __future__ import annotations
 
-from .core.hashing import sha256_hex
-from .llm import LLMBackend
-from .llm.execution import execute
-from .models import GenerationRecord, LLMExecutionResult, PromptRecord
-from .models.common import utcnow
-from .prompt import template_sha256
-from .store import Ledger, LedgerEntry
+from ...core.hashing import sha256_hex
+from ...llm import LLMBackend
+from ...llm.execution import execute
+from ...models import GenerationRecord, LLMExecutionResult, PromptRecord
+from ...models.common import utcnow
+from ...store import Ledger, LedgerEntry
 
 
 def ledger_payload(record: PromptRecord, result: LLMExecutionResult) -> dict:
@@ -17,7 +16,7 @@ def ledger_payload(record: PromptRecord, result: LLMExecutionResult) -> dict:
     return {
         "question": record.question,
         "template_version": record.prompt.template_version,
-        "template_sha256": template_sha256(),
+        "template_sha256": record.prompt.template_sha256,
         "answer_bundle": record.answer_bundle.model_dump(mode="json"),
         "generation_status": result.generation_status,
         "output_sha256": sha256_hex(result.raw_model_text),

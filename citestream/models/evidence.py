@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .models.assembly import SelectedEvidence
+from .assembly import SelectedEvidence
 
 _HEADER_START = re.compile(r"^\[\s*C\d+\s*\|")
 _HEADER_FIELDS = re.compile(
