@@ -10,7 +10,7 @@ from typing import Any
 
 from .config import Settings, get_settings
 from .models import DeadLetter
-from .policy import Policy, RelevancePolicy, RetrievalPolicy
+from .core.policy import Policy, RelevancePolicy, RetrievalPolicy
 
 log = logging.getLogger("citestream.deps")
 

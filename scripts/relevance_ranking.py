@@ -34,7 +34,7 @@ from citestream.qa.retrieve.acceptance import rerank_pool
 from citestream.qa.retrieve.candidates import gather
 from citestream.qa.retrieve.expansion import expand_query
 from citestream.qa.retrieve.lexicon import corpus_lexicon
-from citestream.text import scored_units
+from citestream.core.text_units import scored_units
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
 

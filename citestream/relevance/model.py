@@ -45,7 +45,7 @@ import numpy as np
 from ..batching import Coalescer, split_rows
 from ..core.hashing import file_sha256
 from ..embedding import DELTA_FILE, METADATA_FILE, quiet_model_loading
-from ..text import matching_terms, scored_units
+from ..core.text_units import matching_terms, scored_units
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

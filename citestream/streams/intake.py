@@ -19,7 +19,7 @@ from ..core.errors import RecordRejected
 from ..core.strict_json import check_size, decode_json
 from ..models import DeadLetter
 from ..models.ops import KEPT_KEY_BYTES, KEPT_ORIGINAL_BYTES, MAX_REASON_CHARS
-from ..scrub import scrub
+from ..core.scrub import scrub
 
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")

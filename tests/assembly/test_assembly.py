@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from citestream.qa.assemble import assemble, assemble_bundle, make_trace, overlap_ratio, sanitize, truncate_to_tokens
 from citestream.models import Fact, RelevantFactsRecord
 from citestream.models.assembly import AnswerBundle, AssemblyMetrics, AssemblyTrace, SelectedEvidence
-from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK, Policy, SelectionPolicy
+from citestream.core.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK, Policy, SelectionPolicy
 from citestream.qa.assemble.prompt import (
     SECTION_HEADERS, TEMPLATE_SHA256, TEMPLATE_VERSION, check_structure, render_prompt, sections,
 )
@@ -338,7 +338,7 @@ _CHILD = """
 import json, sys
 from citestream.qa.assemble import assemble_bundle, make_trace
 from citestream.embedding import get_token_counter
-from citestream.policy import DEFAULT_POLICY
+from citestream.core.policy import DEFAULT_POLICY
 rows, question = json.loads(sys.stdin.read())
 tc = get_token_counter()
 bundle, prompt = assemble_bundle("req-1", rows, question, DEFAULT_POLICY, tc.count,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from citestream.qa.assemble import assemble_bundle, make_trace, overlap_ratio, sanitize
 from citestream.embedding import get_token_counter
-from citestream.policy import DEFAULT_POLICY
+from citestream.core.policy import DEFAULT_POLICY
 from citestream.qa.assemble.prompt import check_structure
 
 COUNT = get_token_counter().count

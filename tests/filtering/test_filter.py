@@ -14,7 +14,7 @@ from citestream.qa.filter import _validate_relevant_facts, artifact_reason, filt
 from citestream.qa.filter.llm import InvalidReply, build_filter_prompt
 from citestream.llm import LLMError, LLMReply
 from citestream.models import Fact, FactsRecord, RetrievalTrace
-from citestream.policy import DEFAULT_POLICY
+from citestream.core.policy import DEFAULT_POLICY
 
 QUESTION = "How long must sponsors keep records of the bioequivalence study samples?"
 

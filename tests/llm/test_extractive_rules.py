@@ -11,9 +11,9 @@ import json
 from citestream.models.evidence import render_evidence
 from citestream.llm import ExtractiveBackend
 from citestream.models.assembly import SelectedEvidence
-from citestream.policy import PROMPT_REFUSAL_LOCK
+from citestream.core.policy import PROMPT_REFUSAL_LOCK
 from citestream.qa.assemble.prompt import render_prompt
-from citestream.text import content_terms, split_sentences
+from citestream.core.text_units import content_terms, split_sentences
 from citestream.qa.validate import grounding
 
 

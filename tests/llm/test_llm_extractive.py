@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from citestream.llm import ExtractiveBackend
 from citestream.llm.extractive import parse_prompt
 from citestream.models import GenerationRecord, LLMExecutionResult
-from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
+from citestream.core.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
 from citestream.qa.assemble.prompt import render_prompt
 from citestream.config import get_settings
 from citestream.relevance import relevance_model_for

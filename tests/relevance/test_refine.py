@@ -13,7 +13,7 @@ from citestream.relevance.training.corpus import CorpusChunk
 from citestream.relevance.training.groups import Group, mine_groups
 from citestream.relevance.training.pairs import Pair
 from citestream.relevance.training.refine import RefineConfig, refine
-from citestream.text import sentence_units
+from citestream.core.text_units import sentence_units
 
 TEXTS = [
     "FDA has 60 days after it receives an NDA to decide whether to file it for review. "

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from citestream.models import QuestionEvent
-from citestream.policy import Policy, RetrievalPolicy
+from citestream.core.policy import Policy, RetrievalPolicy
 from citestream.qa.retrieve import (
     EXPANSION_RULES, ExpansionRule, clamp_top_k, expand_query, format_facts, grounding_pack, retrieve,
 )

@@ -18,7 +18,7 @@ import pytest
 from citestream.config import PROJECT_ROOT
 from citestream.qa.generate import generate
 from citestream.llm import ExtractiveBackend
-from citestream.replay import replay
+from citestream.ops.replay import replay
 from citestream.models.assembly import PromptBuildResult
 from citestream.qa.assemble.prompt import TEMPLATE_VERSION
 from citestream.store import Ledger

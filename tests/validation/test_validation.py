@@ -15,8 +15,8 @@ from citestream.models.evidence import render_evidence
 from citestream.core.slots import asked_slot
 from citestream.models import GenerationRecord, LLMExecutionResult, QuestionReading, REFUSAL_TEXT
 from citestream.models.assembly import AssemblyMetrics, SelectedEvidence
-from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
-from citestream.text import read_units
+from citestream.core.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
+from citestream.core.text_units import read_units
 from citestream.qa.validate import (
     GROUNDING_MIN_SUPPORT, _validate_synthesis, answer_sentences, grounding, normalize_confidence, validate,
 )

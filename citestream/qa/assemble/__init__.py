@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from ...core.tokens import TokenCount
 from ...models import AnswerBundle, PromptBuildResult, PromptRecord, RelevantFactsRecord
 from ...models.assembly import AssemblyMetrics, AssemblyTrace, DropRecord, RetrievalResult, SelectedEvidence
-from ...policy import Policy
+from ...core.policy import Policy
 from .prompt import (
     TEMPLATE_VERSION, check_structure, count_prompt_tokens, normalize_question, render_prompt, sha256_hex,
     template_sha256,

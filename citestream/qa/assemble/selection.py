@@ -33,8 +33,8 @@ from functools import lru_cache
 
 from ...core.tokens import TokenCount
 from ...models.assembly import DropRecord, RetrievalResult, SelectedEvidence
-from ...policy import SelectionPolicy
-from ...text import split_sentences, words
+from ...core.policy import SelectionPolicy
+from ...core.text_units import split_sentences, words
 from ...models.evidence import anchor, breaks_structure, render_evidence
 from ...core.sanitize import sanitize
 

@@ -16,7 +16,7 @@ from ...core.hashing import sha256_hex
 from ...llm import LLMBackend
 from ...models import Fact, FactsRecord, NoAnswer, RelevantFactsRecord
 from ...models.filtering import DroppedFact
-from ...policy import Policy
+from ...core.policy import Policy
 from .llm import InvalidReply, _validate_relevant_facts, build_filter_prompt, parse_reply
 from .local import artifact_reason, is_artifact, local_filter, similarity_key
 

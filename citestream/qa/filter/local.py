@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from ...models import Fact
 from ...models.filtering import DroppedFact
-from ...text import disclaimer_share, passage_words, words
+from ...core.text_units import disclaimer_share, passage_words, words
 
 MIN_WORDS = 5
 MIN_PROSE_WORDS = 25  # a line-numbered page with this much text is a fact with numbers, not an artifact

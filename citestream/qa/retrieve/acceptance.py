@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...policy import RetrievalPolicy
+from ...core.policy import RetrievalPolicy
 from ...store.search import ChunkHit
 from .candidates import Candidates
 from .fusion import mmr

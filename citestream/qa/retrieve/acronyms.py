@@ -15,7 +15,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ...text import STOPWORDS
+from ...core.text_units import STOPWORDS
 
 UBIQUITOUS_SHARE = 0.25
 _ROMAN = re.compile(r"M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...models import RetrievalTrace
-from ...policy import RetrievalPolicy
+from ...core.policy import RetrievalPolicy
 from ...store.search import ChunkHit, ChunkSearch, Cosine, Ranked, Scope
 from .fusion import rrf
 

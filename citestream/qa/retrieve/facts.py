@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...embedding import Embedder
 from ...models import Fact, FactsRecord, NoAnswer, QuestionEvent, QuestionReading, RelevanceTrace, RetrievalTrace
-from ...policy import Policy, RelevancePolicy, RetrievalPolicy
+from ...core.policy import Policy, RelevancePolicy, RetrievalPolicy
 from ...relevance import RelevanceModel, asked_scope
 from ...store import ChunkSearch
 from ...store.search import Scope

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...store.search import Cosine
-from ...text import content_terms, file_name_words
+from ...core.text_units import content_terms, file_name_words
 
 
 def pdf_name_matches(pdf: str, query: str) -> bool:

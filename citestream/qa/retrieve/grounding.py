@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...embedding import Embedder
 from ...models.agent import AgentError
 from ...models.retrieval import Citation, GroundingChunk, GroundingPack, GroundingResult
-from ...policy import Policy
+from ...core.policy import Policy
 from ...store import ChunkSearch
 from ...store.search import SCOPE_AUTHORITIES
 from .facts import search_chunks

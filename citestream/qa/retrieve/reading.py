@@ -24,7 +24,7 @@ from ...core.premises import premises
 from ...core.slots import asked_slot
 from ...models import QuestionReading
 from ...store import ChunkSearch, ChunkStore
-from ...text import split_sentences
+from ...core.text_units import split_sentences
 from .lexicon import CorpusLexicon, corpus_lexicon
 
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from rapidfuzz.distance import DamerauLevenshtein
 
-from ...text import matching_terms
+from ...core.text_units import matching_terms
 
 MIN_LENGTH = 5
 LONG_WORD = 10

@@ -35,10 +35,10 @@ from ...models.answer import AnswerSentence, DroppedSentence, RelatedClause
 from ...models.common import NoAnswer
 from ...models.assembly import AnswerBundle, SelectedEvidence
 from ...core.texts import PROMPT_REFUSAL_LOCK
-from ...policy import Policy
+from ...core.policy import Policy
 from ...batching import split_rows
 from ...core.slots import fills
-from ...text import matching_terms, passage_words, read_units, split_sentences, words
+from ...core.text_units import matching_terms, passage_words, read_units, split_sentences, words
 
 MAX_SENTENCES = 6
 GROUNDING_MIN_SUPPORT = 0.8

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...core.texts import REFUSAL_TEXT
 from ...models import ValidatedAnswer
-from ...scrub import scrub
+from ...core.scrub import scrub
 
 
 def failure_answer(request_id: str, question: str, scope: str, reason: str, *, policy_version: str,

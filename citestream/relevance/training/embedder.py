@@ -31,7 +31,7 @@ from typing import Any
 
 from ..model import DELTA_FILE, METADATA_FILE
 from .groups import SEED, Group
-from ...text import content_terms
+from ...core.text_units import content_terms
 from .pairs import (OTHER_AUTHORITIES, PREMISE_FORMS, QUALIFIERS, _lower_first, changed_number, flipped,
                     with_acronyms, with_typos)
 from .checkpoint import Checkpoints, Interrupted, run_key

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ...text import content_terms, file_name_words, sentence_units, words
+from ...core.text_units import content_terms, file_name_words, sentence_units, words
 from .corpus import CorpusChunk, informative
 
 SOURCES = ("llm", "fdaqa", "definitions", "authority", "premise", "claims", "offtopic")

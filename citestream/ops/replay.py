@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .core.hashing import sha256_hex
-from .models.evidence import render_evidence
-from .models.assembly import AnswerBundle
-from .qa.assemble.prompt import TEMPLATE_VERSION, render_prompt, template_sha256
-from .store import Ledger
+from ..core.hashing import sha256_hex
+from ..models.evidence import render_evidence
+from ..models.assembly import AnswerBundle
+from ..qa.assemble.prompt import TEMPLATE_VERSION, render_prompt, template_sha256
+from ..store import Ledger
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Sequence
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from pydantic import BaseModel
 
-from . import idle_fetch
-from .config import Settings, get_settings
-from .models import Envelope
-from .topics import REGISTRY, partitions
+from ..streams import idle_fetch
+from ..config import Settings, get_settings
+from ..models import Envelope
+from ..topics import REGISTRY, partitions
 
 
 async def partitions_of(consumer: AIOKafkaConsumer, settings: Settings, *topics: str) -> list[TopicPartition]:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel
 
-from .core.errors import RecordRejected
+from ..core.errors import RecordRejected
 from .keys import load_key
 
 MAC_FIELD = "mac"

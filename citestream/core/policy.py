@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .core.texts import PROMPT_REFUSAL_LOCK, REFUSAL_TEXT
+from .texts import PROMPT_REFUSAL_LOCK, REFUSAL_TEXT
 
 
 @dataclass(frozen=True)

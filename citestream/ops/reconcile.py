@@ -26,14 +26,14 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
 from pydantic import ValidationError
 
-from . import metrics
-from .config import Settings, get_settings
-from .models import QuestionEvent
-from .qa.validate.failure import failure_answer
-from .sealing import RecordSealer
-from .store import RequestTracker, engine_for
+from .. import metrics
+from ..config import Settings, get_settings
+from ..models import QuestionEvent
+from ..qa.validate.failure import failure_answer
+from ..sealing import RecordSealer
+from ..store import RequestTracker, engine_for
 
-log = logging.getLogger("citestream.reconcile")
+log = logging.getLogger("citestream.ops.reconcile")
 
 
 @dataclass

@@ -7,7 +7,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .core.injection import is_injection
+from .injection import is_injection
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
 # A sentence ends at . ! ? or ; (or a closing quote after them) before a capital or a digit; a footnote mark

@@ -1,7 +1,7 @@
 """Secret keys the worker keeps outside Postgres and the broker: 32 random bytes, hex, in a 0600 file.
 
 Two use it: the ledger's checkpoints (``store/anchors.py``) and the records the worker writes
-(``sealing.py``). A key is made the first time a process that signs needs it; readers never make one.
+(``sealing``). A key is made the first time a process that signs needs it; readers never make one.
 """
 
 from __future__ import annotations
