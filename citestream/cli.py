@@ -336,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for verify: a missing signing key or checkpoint file is not a failure (the chain alone)")
     p.set_defaults(fn=cmd_ledger)
 
-    from .relevance.training.make import add_parser as add_model_parser
+    from .training.make import add_parser as add_model_parser
 
     add_model_parser(sub)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,16 @@ class Deps:
     @cached_property
     def policy(self) -> Policy:
         return policy_from_settings(self.settings)
+
+    def with_policy(self, policy: Policy) -> Deps:
+        """This process's loaded parts under another policy (the threshold sweep): models, stores and the question
+        reader are shared, loaded first so no copy loads its own; the LLM backend, which reads the policy, is made
+        anew."""
+        self.warm()
+        other = copy.copy(self)
+        other.__dict__["policy"] = policy
+        del other.__dict__["llm"]
+        return other
 
     @cached_property
     def sealer(self):

@@ -66,7 +66,7 @@ def assemble_bundle(
     trace: AssemblyTrace, *, empty_means_no_evidence: bool = False,
 ) -> tuple[AnswerBundle, PromptBuildResult]:
     """One request's AnswerBundle and PromptBuildResult. Deterministic: the same inputs give the same bytes."""
-    sp = policy.selection
+    selection_policy = policy.selection
     failed = _trace_violation(trace)
     parsed, failed = ([], failed) if failed else validate_input(rows)
     if not failed and not parsed and not empty_means_no_evidence:
@@ -74,25 +74,26 @@ def assemble_bundle(
     if failed:
         return _failed(request_id, len(rows), trace, failed)
 
-    selection = select(parsed, sp, count)
+    selection = select(parsed, selection_policy, count)
     evidence, drops = selection.evidence, selection.drops
     question_text = normalize_question(question)
     rebuilds = 0
     while True:  # PB4: validate the whole prompt; drop the lowest-ranked chunk and rebuild until it fits
         block = render_evidence(evidence)
         prompt_text = render_prompt(block, question_text)
-        tokens = count_prompt_tokens(prompt_text, sp.reserved_output_tokens, count)
-        if tokens.total_prompt_tokens <= sp.max_total_prompt_tokens:
+        tokens = count_prompt_tokens(prompt_text, selection_policy.reserved_output_tokens, count)
+        if tokens.total_prompt_tokens <= selection_policy.max_total_prompt_tokens:
             break
         if not evidence:
             return _failed(request_id, len(parsed), trace,
                            f"prompt needs {tokens.total_prompt_tokens} tokens without any evidence "
-                           f"(max_total_prompt_tokens {sp.max_total_prompt_tokens}): the question is too long",
+                           f"(max_total_prompt_tokens {selection_policy.max_total_prompt_tokens}): "
+                           "the question is too long",
                            drops)
         drops.append(DropRecord(chunk_id=evidence.pop().chunk_id, code="DROP_BUDGET"))
         rebuilds += 1
 
-    metrics = _metrics(len(parsed), evidence, drops, count(block) if evidence else 0, sp.chunk_token_cap)
+    metrics = _metrics(len(parsed), evidence, drops, count(block) if evidence else 0, selection_policy.chunk_token_cap)
     if not evidence:
         return (AnswerBundle(request_id=request_id, assembly_status="NO_EVIDENCE", trace=trace,
                              assembly_metrics=metrics),

@@ -10,7 +10,7 @@ from .debug_text import format_facts
 from .expansion import EXPANSION_RULES, ExpansionRule, expand_query
 from .gate import pdf_name_matches
 from .grounding import clamp_top_k, grounding_pack
-from .facts import retrieve, search_chunks
+from .facts import held_back, retrieve, search_chunks
 
 __all__ = ["EXPANSION_RULES", "ExpansionRule", "clamp_top_k", "expand_query", "format_facts", "grounding_pack",
-           "pdf_name_matches", "retrieve", "search_chunks"]
+           "held_back", "pdf_name_matches", "retrieve", "search_chunks"]

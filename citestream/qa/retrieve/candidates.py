@@ -30,36 +30,36 @@ class Candidates:
     top: Cosine | None        # the best candidate by cosine among all fused ones (the fallback gate's top-1)
 
 
-def gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: ChunkSearch, rp: RetrievalPolicy,
+def gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: ChunkSearch, policy: RetrievalPolicy,
            k: int, keep: int | None = None) -> Candidates:
-    """Fused candidates for the query variants under ``rp.mode`` (hybrid | dense | lexical); ``keep``: how many
+    """Fused candidates for the query variants under ``policy.mode`` (hybrid | dense | lexical); ``keep``: how many
     above each floor the caller reads (the relevance model's pool, MMR's pool), None: every one."""
-    if rp.mode not in MODES:
-        raise ValueError(f"unknown retrieval mode {rp.mode!r}; one of {MODES}")
-    semantic_k, bm25_k = max(rp.semantic_k, k), max(rp.bm25_k, k)
-    with search.reading(max(rp.hnsw_ef_search, semantic_k), variants[0] if variants else None) as reader:
-        return _gather(variants, vectors, scope, reader, rp, semantic_k, bm25_k, keep)
+    if policy.mode not in MODES:
+        raise ValueError(f"unknown retrieval mode {policy.mode!r}; one of {MODES}")
+    semantic_k, bm25_k = max(policy.semantic_k, k), max(policy.bm25_k, k)
+    with search.reading(max(policy.hnsw_ef_search, semantic_k), variants[0] if variants else None) as reader:
+        return _gather(variants, vectors, scope, reader, policy, semantic_k, bm25_k, keep)
 
 
-def _gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: ChunkSearch, rp: RetrievalPolicy,
+def _gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: ChunkSearch, policy: RetrievalPolicy,
             semantic_k: int, bm25_k: int, keep: int | None) -> Candidates:
     lists: list[tuple[list[Ranked], float]] = []
     stages: list[str] = []
-    if rp.mode in ("hybrid", "dense"):
+    if policy.mode in ("hybrid", "dense"):
         stages.append("semantic")
         for vector in vectors:
-            lists.append((search.dense(vector, scope, semantic_k, rp.hnsw_ef_search), rp.semantic_weight))
-    if rp.mode in ("hybrid", "lexical"):
+            lists.append((search.dense(vector, scope, semantic_k, policy.hnsw_ef_search), policy.semantic_weight))
+    if policy.mode in ("hybrid", "lexical"):
         stages.append("bm25")
         for query, vector in zip(variants, vectors):
-            lists.append((search.lexical(query, scope, bm25_k, rp.lexical_ranker, rp.bm25_k1, rp.bm25_b),
-                          rp.child_lexical_weight))
-            lists.append((search.lexical_parents(query, vector, scope, bm25_k, rp.lexical_ranker, rp.bm25_k1,
-                                                 rp.bm25_b), rp.parent_lexical_weight))
+            lists.append((search.lexical(query, scope, bm25_k, policy.lexical_ranker, policy.bm25_k1, policy.bm25_b),
+                          policy.child_lexical_weight))
+            lists.append((search.lexical_parents(query, vector, scope, bm25_k, policy.lexical_ranker, policy.bm25_k1,
+                                                 policy.bm25_b), policy.parent_lexical_weight))
     stages.append("rrf")
-    fused = rrf(lists, rp.rrf_k)
+    fused = rrf(lists, policy.rrf_k)
     scored, hits = search.choose([cid for cid, _ in fused], list(vectors),
-                                 (rp.min_similarity, rp.fallback_min_similarity), keep)
+                                 (policy.min_similarity, policy.fallback_min_similarity), keep)
     fused_score = dict(fused)
     top = min(scored, key=lambda c: (-c.score, c.chunk_id), default=None)
     trace = RetrievalTrace(
@@ -68,7 +68,7 @@ def _gather(variants: Sequence[str], vectors: np.ndarray, scope: Scope, search: 
         bm25_k=bm25_k if "bm25" in stages else None,
         rerank_k=None,
         expansions=list(variants),
-        lexical_ranker=rp.lexical_ranker if "bm25" in stages else None,
+        lexical_ranker=policy.lexical_ranker if "bm25" in stages else None,
         fused_candidates=len(scored),
     )
     return Candidates(hits, [fused_score[h.chunk_id] for h in hits], trace, top)

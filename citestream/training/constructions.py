@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from ...core.clauses import agent_spans
+from ..core.clauses import agent_spans
 from .corpus import CorpusChunk, informative
 
 SEED = 20261127

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.text_units import sentence_units
+from ..core.text_units import sentence_units
 from .corpus import CorpusChunk, informative
 from .pairs import _containment, _first_substantive, _overlap, definition_units
 

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...ingest.pipeline import from_pdf, plan_chunks
-from ...core.text_units import file_name_words, sentence_units, words
+from ..ingest.pipeline import from_pdf, plan_chunks
+from ..core.text_units import file_name_words, sentence_units, words
 
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 _CONTACT = re.compile(r"https?://|www\.|@[\w-]+\.\w|\b\d{3}[-. ]\d{3}[-. ]\d{4}\b")

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ...core.text_units import content_terms, file_name_words, sentence_units, words
+from ..core.text_units import content_terms, file_name_words, sentence_units, words
 from .corpus import CorpusChunk, informative
 
 SOURCES = ("llm", "fdaqa", "definitions", "authority", "premise", "claims", "offtopic")
@@ -426,7 +426,7 @@ def reworded(pairs: Sequence[Pair], acronyms: dict[str, str], rng: random.Random
 
 
 def corpus_acronyms(chunks: Sequence[CorpusChunk]) -> dict[str, str]:
-    from ...qa.retrieve.acronyms import build_map
+    from ..qa.retrieve.acronyms import build_map
 
     texts: dict[str, list[str]] = defaultdict(list)
     for c in chunks:

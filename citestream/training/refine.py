@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model import DELTA_FILE, METADATA_FILE, _load_compact
+from ..relevance.model import DELTA_FILE, METADATA_FILE, load_compact
 from .groups import SEED, Group, groups_by_source
 from .pairs import Pair
 from .train import warmup_then_linear
@@ -57,7 +57,7 @@ def refine(base: Path, groups: list[Group], replay: list[Pair], out_dir: Path,
     rng = random.Random(config.seed)
     usable = [(g.question, g.texts[:config.negatives + 1]) for g in groups if len(g.texts) >= 3]
     replay = _replayed(replay, rng)
-    encoder, _ = _load_compact(base, config.max_length)
+    encoder, _ = load_compact(base, config.max_length)
     model, tokenizer = encoder.model, encoder.tokenizer
     for parameter in model.bert.embeddings.parameters():
         parameter.requires_grad = False

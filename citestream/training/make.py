@@ -1,7 +1,7 @@
 """``citestream model ...``: generate questions, build pairs, train, refine. What ``make model`` runs.
 
 Inputs, all reproducible from a clean clone: the corpus PDFs (``../shared/corpus``), FDA's Q&A
-(``../shared/data/fda-qa/QnA.csv``), and two generated files committed beside this module (``../data/``):
+(``../shared/data/fda-qa/QnA.csv``), and two generated files committed in ``training-data/`` (outside the package):
 the LLM questions and the off-topic questions. ``citestream model questions`` regenerates the first into the
 state folder (hours on 2 cores); training takes the state folder's copy when there is one, else the committed one.
 """
@@ -13,9 +13,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ...config import PROJECT_ROOT, get_settings
-from ...embedding import RELEVANCE_EMBEDDER_DIR
-from ..model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+from ..config import PROJECT_ROOT, get_settings
+from ..embedding import RELEVANCE_EMBEDDER_DIR
+from ..relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 from .corpus import load_corpus
 from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, write_pairs
 from .embedder import EmbedderConfig
@@ -23,7 +23,7 @@ from .questions import STYLES, generate, generate_offtopic, load_questions
 from .refine import RefineConfig, refine
 from .train import TrainConfig, split_held_out, train
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = PROJECT_ROOT / "training-data"  # corpus-specific: beside the package, not shipped in it
 COMMITTED_QUESTIONS = DATA_DIR / "llm_questions.jsonl"
 ALL_DOCUMENT_QUESTIONS = DATA_DIR / "llm_questions_all_documents.jsonl"
 OFFTOPIC_QUESTIONS = DATA_DIR / "offtopic_questions.txt"
@@ -89,7 +89,7 @@ def cmd_train(args) -> int:
 
 def cmd_refine(args) -> int:
     """The second stage on top of a first-stage model: mined groups, listwise and pointwise loss, replay."""
-    from ...embedding import get_embedder
+    from ..embedding import get_embedder
     from .groups import mine_groups
 
     base, out = Path(args.base), Path(args.out)
@@ -131,7 +131,7 @@ def cmd_claims(args) -> int:
 def cmd_embedder(args) -> int:
     """The relevance embedder: a sentence-transformers base (MiniLM-L6 unless ``--base``) tuned on the mined groups
     of every document's LLM questions. Resumable: checkpoints in the state folder, the same command continues."""
-    from ...embedding import base_name, get_embedder, model_path
+    from ..embedding import base_name, get_embedder, model_path
     from .checkpoint import Interrupted
     from .embedder import examples, train_embedder
     from .groups import groups_by_source, mine_groups

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from ..model import METADATA_FILE, _load_compact
+from ..relevance.model import METADATA_FILE, load_compact
 from .constructions import constructed_claims
 from .corpus import CorpusChunk
 from .pairs import Pair, pairs_sha256
@@ -43,7 +43,7 @@ def tune_claims(base: Path, claims: Sequence[Pair], replay: Sequence[Pair], out_
     held_out = [p for p in claims if p.group in held_out_documents]
     sentences = [p for p in replay if p.kind == "sentence" and p.group not in held_out_documents]
     pairs = train_claims + rng.sample(sentences, min(len(train_claims), len(sentences)))
-    encoder, _ = _load_compact(base, config.max_length)
+    encoder, _ = load_compact(base, config.max_length)
     model, tokenizer = encoder.model, encoder.tokenizer
     for parameter in model.bert.embeddings.parameters():
         parameter.requires_grad = False

