@@ -137,7 +137,7 @@ class Deps:
     def reader(self):
         """How questions are read (typos, acronyms, the asking sentence): retrieve and the extractive backend share
         one, so both score the same reading."""
-        from .qa.retrieve.reading import QuestionReader
+        from .qa.retrieve import QuestionReader
 
         return QuestionReader(self.search, self.policy.retrieval.corpus_variant)
 
@@ -150,13 +150,11 @@ class Deps:
 
     def warm(self) -> None:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""
+        from .qa.retrieve import warm as warm_retrieval
+
         _ = self.sealer, self.embedder, self.tokens, self.relevance, self.claim_relevance, self.llm
         self.chunks.index_version()
-        self.search.warm(self.policy.retrieval.lexical_ranker)
-        if self.policy.retrieval.corpus_variant:  # the corpus' acronyms and spelling: 1.6 s on the 19 PDFs
-            from .qa.retrieve.lexicon import corpus_lexicon
-
-            corpus_lexicon(self.search)
+        warm_retrieval(self.search, self.policy.retrieval)
 
 
 _DEPS: Deps | None = None

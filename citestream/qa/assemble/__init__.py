@@ -33,11 +33,12 @@ __all__ = ["assemble", "assemble_bundle", "bundle_from_facts", "overlap_ratio", 
            "select", "truncate_to_tokens"]
 
 
-def bundle_from_facts(record: RelevantFactsRecord) -> list[dict]:
-    """Phase B facts as the R2.0A retrieval_bundle: rank is the fact's position among the relevant facts."""
+def bundle_from_facts(record: RelevantFactsRecord) -> list[RetrievalResult]:
+    """Phase B facts as the R2.0A retrieval_bundle's typed rows: rank is the fact's position among the relevant
+    facts. A fact's own contract holds every field a row needs, so no row is re-parsed."""
     return [
-        {"chunk_id": f.chunk_id, "knowledge_id": f.knowledge_id, "chunk_text": f.quote, "rank": i,
-         "similarity_score": f.score, "pdf": f.pdf, "page": f.page}
+        RetrievalResult(chunk_id=f.chunk_id, knowledge_id=f.knowledge_id, chunk_text=f.quote, rank=i,
+                        similarity_score=f.score, pdf=f.pdf, page=f.page)
         for i, f in enumerate(record.facts)
     ]
 

@@ -17,13 +17,13 @@ from ...llm import LLMBackend
 from ...models import Fact, FactsRecord, NoAnswer, RelevantFactsRecord
 from ...models.filtering import DroppedFact
 from ...core.policy import Policy
-from .llm import InvalidReply, _validate_relevant_facts, build_filter_prompt, parse_reply
+from .llm import InvalidReply, build_filter_prompt, reply_payload, validate_relevant_facts
 from .local import artifact_reason, is_artifact, local_filter, similarity_key
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FilterOutcome", "_validate_relevant_facts", "artifact_reason", "filter_facts", "is_artifact",
-           "run_filter", "similarity_key"]
+__all__ = ["FilterOutcome", "artifact_reason", "filter_facts", "is_artifact", "run_filter", "similarity_key",
+           "validate_relevant_facts"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def run_filter(record: FactsRecord, policy: Policy, llm: LLMBackend | None = Non
         kept, dropped = local_filter(record.facts, cap, floor)
         return FilterOutcome(_record(record, kept, dropped, "local", fallback_reason=reason))
     try:
-        validated = _validate_relevant_facts(parse_reply(result.raw_model_text), record.facts)
+        validated = validate_relevant_facts(reply_payload(result.raw_model_text), record.facts)
         if validated.rejected_rows and not validated.facts:
             raise InvalidReply(f"all {validated.rejected_rows} rows broke the contract")
     except InvalidReply as exc:

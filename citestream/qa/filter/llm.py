@@ -2,7 +2,7 @@
 
 The model sees the Phase A facts (sanitized quotes with their keys) and must
 answer ``{"relevant_facts": [{"quote", "pdf", "page", "chunk_id"}, ...]}``.
-``_validate_relevant_facts`` applies the contract's rules exactly; what it
+``validate_relevant_facts`` applies the contract's rules exactly; what it
 returns are the Phase A facts themselves (original quote and score), never
 text the model wrote.
 """
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from ...core.sanitize import sanitize
-from ...core.replies import unfenced
+from ...core.replies import MalformedReply, parse_reply, row_key
 from ...models import Fact
 
 FILTER_PROMPT_VERSION = "PHASE_B_V1"
@@ -52,28 +52,16 @@ def build_filter_prompt(question: str, facts: list[Fact]) -> str:
     return FILTER_PROMPT_V1.format(facts="\n".join(lines), question=" ".join(question.split()))
 
 
-def parse_reply(raw: str) -> object:
+def reply_payload(raw: str) -> object:
+    """The reply read as strict JSON (``core.replies.parse_reply``, as R5 reads one); malformed breaks Phase B."""
     try:
-        return json.loads(unfenced(raw))
-    except ValueError as exc:
+        return parse_reply(raw)
+    except MalformedReply as exc:
         raise InvalidReply(f"reply is not JSON: {exc}") from None
 
 
-def _valid_key(row: object) -> tuple[str, int, str] | None:
-    if not isinstance(row, dict):
-        return None
-    pdf, page, chunk_id = row.get("pdf"), row.get("page"), row.get("chunk_id")
-    if not isinstance(pdf, str) or not pdf.strip():
-        return None
-    if not isinstance(page, int) or isinstance(page, bool) or page < 1:
-        return None
-    if not isinstance(chunk_id, str) or not chunk_id.strip():
-        return None
-    return (pdf, page, chunk_id)
-
-
-def _validate_relevant_facts(payload: object, phase_a: list[Fact]) -> ValidatedFacts:
-    """qa-contract-v1 Phase B validator.
+def validate_relevant_facts(payload: object, phase_a: list[Fact]) -> ValidatedFacts:
+    """qa-contract-v1 Phase B validator (the contract's ``_validate_relevant_facts``).
 
     * ``relevant_facts`` must be a list (else the whole reply is invalid);
     * each row needs a valid ``pdf`` (non-empty text), ``page`` (an int, not a
@@ -89,7 +77,7 @@ def _validate_relevant_facts(payload: object, phase_a: list[Fact]) -> ValidatedF
     seen: set[tuple[str, int, str]] = set()
     rejected = duplicates = 0
     for row in payload["relevant_facts"]:
-        key = _valid_key(row)
+        key = row_key(row)
         if key is None or key not in by_key:
             rejected += 1
         elif key in seen:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ...core.injection import INJECTION
-from ...core.replies import unfenced
+from ...core.replies import MalformedReply, parse_reply, row_key
 from ...models import GenerationRecord, ValidatedAnswer
 from ...models.answer import AnswerSentence, DroppedSentence, RelatedClause
 from ...models.common import NoAnswer
@@ -109,13 +109,11 @@ def normalize_confidence(value: object) -> str:
     return "Low"
 
 
-def _valid_row(row: object) -> bool:
-    if not isinstance(row, dict):
-        return False
-    sentence, pdf, page, chunk_id = (row.get(k) for k in ("sentence", "pdf", "page", "chunk_id"))
-    return (isinstance(sentence, str) and bool(sentence.strip()) and isinstance(pdf, str) and bool(pdf)
-            and isinstance(chunk_id, str) and bool(chunk_id)
-            and isinstance(page, int) and not isinstance(page, bool) and page >= 1)
+def _row_key(row: object) -> tuple[str, int, str] | None:
+    """A Phase C row's evidence key when the row is valid: a non-empty ``sentence`` and a valid key (``row_key``)."""
+    key = row_key(row)
+    sentence = row.get("sentence") if isinstance(row, dict) else None
+    return key if isinstance(sentence, str) and sentence.strip() else None
 
 
 def validate_synthesis(payload: object, bundle: AnswerBundle) -> Synthesis:
@@ -130,10 +128,10 @@ def validate_synthesis(payload: object, bundle: AnswerBundle) -> Synthesis:
     out = Synthesis(confidence=normalize_confidence(payload.get("confidence")))
     seen: set[tuple[str, int, str]] = set()
     for index, row in enumerate(payload["answer_sentences"]):
-        if not _valid_row(row):
+        key = _row_key(row)
+        if key is None:
             out.dropped.append(DroppedSentence(index=index, reason="INVALID_ROW"))
             continue
-        key = (row["pdf"], row["page"], row["chunk_id"])
         if key not in by_key:
             out.dropped.append(DroppedSentence(index=index, reason="UNKNOWN_KEY"))
         elif key in seen:
@@ -146,8 +144,6 @@ def validate_synthesis(payload: object, bundle: AnswerBundle) -> Synthesis:
             out.indexes.append(index)
     return out
 
-
-_validate_synthesis = validate_synthesis  # the contract's name for it
 
 
 # ---------------------------------------------------------------- R5: one row
@@ -350,21 +346,12 @@ def row_readings(plain: str, evidence: SelectedEvidence) -> list[str]:
     return [r for u in read_units(evidence.sanitized_text) if u.quote in plain for r in u.readings] or [plain]
 
 
-def parse_reply(raw: str) -> object:
-    """Strict JSON (one optional ```json fence); a repeated object key is malformed, not last-one-wins."""
-    text = unfenced(raw)
-
-    def no_duplicates(pairs):
-        keys = [k for k, _ in pairs]
-        if len(keys) != len(set(keys)):
-            duplicate = sorted(k for k in keys if keys.count(k) > 1)[0]
-            raise ValidationFailure("MALFORMED_JSON", f"duplicate object key {duplicate!r}")
-        return dict(pairs)
-
+def reply_payload(raw: str) -> object:
+    """The reply read as strict JSON (``core.replies.parse_reply``, as Phase B reads one); malformed fails R5."""
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
-    except ValueError as exc:
-        raise ValidationFailure("MALFORMED_JSON", str(exc)[:120]) from None
+        return parse_reply(raw)
+    except MalformedReply as exc:
+        raise ValidationFailure("MALFORMED_JSON", str(exc)) from None
 
 
 def _json_wrapped_lock(raw: str) -> bool:
@@ -421,7 +408,7 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
         if PROMPT_REFUSAL_LOCK in raw or (policy.refusal_text in raw and not raw.lstrip().startswith(("{", "`"))):
             raise ValidationFailure("REFUSAL_NOT_EXACT", "refusal text with other text around it")
         try:
-            payload = parse_reply(raw)
+            payload = reply_payload(raw)
         except ValidationFailure as failure:
             if record.llm.finish_reason == "length":
                 raise ValidationFailure("TRUNCATED_OUTPUT", "finish_reason=length") from None
