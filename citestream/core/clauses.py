@@ -36,7 +36,7 @@ class Clause:
 
 
 @lru_cache(maxsize=1)
-def _pipeline():
+def _pipeline() -> Any:  # spaCy's Language
     import spacy
 
     return spacy.load(MODEL, exclude=["ner"])
