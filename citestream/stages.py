@@ -6,22 +6,22 @@ code. Each refuses a record by raising ``RecordRejected`` with a reason code; th
 
 from __future__ import annotations
 
-from .models.ops import dead_letter_record
-from .qa.assemble import assemble
 from .compliance import ReportInvalid, compliance_report, embedding_relatedness
 from .core.errors import RecordRejected
 from .deps import Deps
-from .qa.filter import run_filter
-from .qa.generate import generate
 from .ingest import ingest_request
 from .models import (
     ClaimVerifyRequest, ClaimVerifyResult, ComplianceReportRecord, ComplianceRequest, FactsRecord,
     GenerationRecord, IngestRequest, IngestResult, PromptRecord, QuestionEvent, RelevantFactsRecord,
     ValidatedAnswer,
 )
-from .qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
+from .models.ops import dead_letter_record
+from .qa.assemble import assemble
+from .qa.filter import run_filter
+from .qa.generate import generate
 from .qa.retrieve import retrieve
 from .qa.validate import validate
+from .qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
 from .verification import judge_from_settings, pack_finder, verify_claims
 from .verification.premises import unsupported_premise
 
