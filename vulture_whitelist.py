@@ -1,7 +1,7 @@
 """Names vulture reports as unused that are used, by a framework or outside citestream/.
 
 `make lint` runs `vulture citestream vulture_whitelist.py` (settings in pyproject.toml [tool.vulture], which also
-skips functions under @app.agent, @stage_agent, pydantic's validators and SQLAlchemy's @event.listens_for).
+skips functions under @app.agent, pydantic's validators and SQLAlchemy's @event.listens_for).
 Vulture reads this file, it is never imported. A name belongs here only with the reason it is not dead;
 a function nothing uses is deleted instead.
 """
@@ -18,7 +18,7 @@ retrieval_top_k, selection_policy, evidence_block_sha256, assembly_metrics, allo
 _.evidence_for                                                             # models/assembly.py, used by tests
 elapsed_ms, schema_version                                                 # models/common.py
 llm_rows_rejected                                                          # models/filtering.py
-chunkCount, authoritySource, ingestedCount, chunkIds, docIds, outputs    # models/ingest.py, models/verify.py
+chunkCount, authoritySource, ingestedCount, chunkIds, docIds, outputs  # models/ingest.py, models/verify.py
 original_length, original_sha256, original_truncated, answerable_count, fallback_count  # models/ops.py
 asked_at                                                                   # models/question.py
 rerank_k, expansions, fused_candidates, scope_inferred, retrieval_trace    # models/retrieval.py
@@ -28,15 +28,14 @@ absent_terms, source_id                                                    # eva
 cls  # first argument of pydantic's classmethod validators
 
 # dataclass fields: part of the record even where no caller reads them by name
-duplicate_rows          # filtering/llm.py FilterOutcome (tests read it)
-strict_no_evidence, prompt_refusal_lock  # policy.py: policy fields, in the policy snapshot
-mmr_applied             # retrieval/selection.py Selection
+duplicate_rows          # qa/filter/llm.py ValidatedFacts (tests read it)
+strict_no_evidence, prompt_refusal_lock  # core/policy.py: policy fields, in the policy snapshot
+mmr_applied             # qa/retrieve/acceptance.py Accepted
 description             # topics TopicSpec
 timestamp_ms            # web/views.py: a JSON field the page's script reads
 
 # arguments that are part of an lru_cache key (a changed file is read again)
 mtime                   # ingest/authority.py _manifest
-mtime_ns                # web/render.py _sha256
 
 # framework hooks
 _.on_partitions_revoked, _.on_partitions_assigned, revoked  # web/bridge.py: aiokafka ConsumerRebalanceListener
@@ -44,14 +43,14 @@ _.__qualname__          # streams/app.py: faust names the agent by it
 _._add_gap              # streams/faust_fixes.py: a patch on faust's Consumer
 
 # imported under TYPE_CHECKING and named only in a cast("...") string, which vulture does not read
-CreateChatCompletionResponse  # llm/local.py, relevance/training/questions.py
+CreateChatCompletionResponse  # llm/local.py, training/questions.py
 
 # version labels naming what the module implements (see its docstring)
-SANITIZATION_MODE       # assembly/sanitize.py
-FILTER_PROMPT_VERSION   # filtering/llm.py
+SANITIZATION_MODE       # core/sanitize.py
+FILTER_PROMPT_VERSION   # qa/filter/llm.py
 
 # public API used by tests, bench/ and scripts/ (outside what vulture reads)
-read_topic              # client.py
+read_topic              # ops/client.py
 _.owner_dsn             # config.py
 _.embed_one             # embedding.py
 page_texts, corpus_pdfs  # eval/corpus.py, ingest/pdf.py
@@ -59,7 +58,7 @@ word_key, UNANSWERABLE_CATEGORIES  # eval/sets.py
 docker_servers          # infra/docker.py (tests/conftest.py with CITESTREAM_INFRA=docker)
 _.drop_database         # infra/postgres.py
 WorkerProcess, _.wait_ready  # infra/worker.py
-DEFAULT_POLICY          # policy.py
+DEFAULT_POLICY          # core/policy.py
 _.count_chunks          # store/chunks.py
 _.dense_search          # store/search.py
 
@@ -71,6 +70,6 @@ _.clear_cache           # relevance/model.py: bench/scale.py clears it between a
 _.documents_read        # store/memory_index.py: read by tests/store/test_lexical_stats.py
 _.megabytes              # store/memory_index.py: printed by bench/scale.py
 topic_configs           # topics/__init__.py: read by tests/streams/test_topics.py
-_.max_seq_length  # sentence-transformers reads it: the training length of the relevance embedder
-threshold_ceiling       # relevance/training/train.py: read by scripts/relevance_ranking.py
+_.max_seq_length  # training/embedder.py, sentence-transformers reads it: the training length of the relevance embedder
+threshold_ceiling       # training/train.py: read by scripts/relevance_ranking.py
 KINDS                   # core/slots.py: tests/test_slots.py checks the record model's AskedSlot against it

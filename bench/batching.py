@@ -22,13 +22,13 @@ import numpy as np
 
 from citestream.config import get_settings
 from citestream.embedding import get_embedder, get_relevance_embedder
-from citestream.policy import Policy
+from citestream.core.policy import Policy
 from citestream.relevance import relevance_model_for
-from citestream.retrieval.acceptance import rerank_pool
-from citestream.retrieval.candidates import gather
-from citestream.retrieval.expansion import expand_query
+from citestream.qa.retrieve.acceptance import rerank_pool
+from citestream.qa.retrieve.candidates import gather
+from citestream.qa.retrieve.expansion import expand_query
 from citestream.store import ChunkSearch, engine_for
-from citestream.text import scored_units
+from citestream.core.text_units import scored_units
 
 from ._support import ensure_corpus, unique_questions
 

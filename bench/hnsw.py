@@ -20,7 +20,7 @@ from sqlalchemy import text
 
 from citestream.config import get_settings
 from citestream.embedding import get_embedder
-from citestream.policy import RetrievalPolicy
+from citestream.core.policy import RetrievalPolicy
 from citestream.store import engine_for
 from citestream.store.db import as_array
 

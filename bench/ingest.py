@@ -50,7 +50,7 @@ from citestream.config import PROJECT_ROOT, get_settings
 from citestream.embedding import get_embedder
 from citestream.ingest import pdf_paths
 from citestream.ingest.pipeline import embedding_input, from_pdf, plan_chunks
-from citestream.text import scored_units
+from citestream.core.text_units import scored_units
 from citestream.ingest.runner import ingest_paths
 from citestream.store import ChunkStore
 from citestream.store.db import make_engine, sqlalchemy_url

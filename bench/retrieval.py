@@ -28,9 +28,9 @@ from sqlalchemy import event
 
 from citestream.config import PROJECT_ROOT
 from citestream.embedding import get_embedder
-from citestream.policy import RetrievalPolicy
-from citestream.retrieval import search_chunks
-from citestream.retrieval.candidates import gather
+from citestream.core.policy import RetrievalPolicy
+from citestream.qa.retrieve import search_chunks
+from citestream.qa.retrieve.candidates import gather
 from citestream.store import ChunkSearch, engine_for
 
 from ._support import ensure_corpus, percentile

@@ -39,11 +39,11 @@ from citestream.config import PROJECT_ROOT, get_settings
 from citestream.embedding import get_embedder, get_relevance_embedder, relevance_embedder_name
 from citestream.models import QuestionEvent
 from citestream.pipeline import answer_inprocess
-from citestream.policy import RetrievalPolicy
+from citestream.core.policy import RetrievalPolicy
 from citestream.store import ChunkSearch, ChunkStore, SentenceVectors, engine_for, sentence_vectors
 from citestream.store.db import as_array
 from citestream.deps import Deps
-from citestream.text import scored_units
+from citestream.core.text_units import scored_units
 
 from ._support import QUESTIONS, ensure_corpus
 from .retrieval import GOLDEN, evaluate, load_items, summarise

@@ -29,7 +29,7 @@ from aiokafka import AIOKafkaProducer
 
 from citestream.config import get_settings
 from citestream.models import QuestionEvent
-from citestream.client import paced_consumer, partitions_of
+from citestream.ops.client import paced_consumer, partitions_of
 
 from ._support import Worker, ensure_corpus, percentile, unique_question
 
@@ -55,7 +55,7 @@ def question(i: int, tag: str) -> str:
 def prepare() -> None:
     """Migrated database, topics, and the smoke documents or the corpus (unchanged documents are skipped)."""
     from citestream.cli import main
-    from citestream.demo_pdfs import smoke_dataset
+    from citestream.ops.demo_pdfs import smoke_dataset
     from citestream.embedding import get_embedder
     from citestream.ingest import from_text, ingest_document
     from citestream.store import ChunkStore, engine_for

@@ -35,7 +35,7 @@ import time
 import uuid
 from pathlib import Path
 
-from citestream.client import ask_many
+from citestream.ops.client import ask_many
 from citestream.config import get_settings
 from citestream.deps import Deps
 from citestream.embedding import Embedder, relevance_embedder_at

@@ -14,9 +14,9 @@ import time
 import uuid
 from pathlib import Path
 
-from citestream.client import ask_many
+from citestream.ops.client import ask_many
 from citestream.config import get_settings
-from citestream.demo_pdfs import smoke_dataset
+from citestream.ops.demo_pdfs import smoke_dataset
 from citestream.ingest import ingest_request
 from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument
 from citestream.models.verify import Claim

@@ -110,7 +110,7 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_ask(args) -> int:
-    from .client import ask_many
+    from .ops.client import ask_many
     from .models import QuestionEvent, ValidatedAnswer
 
     questions = [QuestionEvent(request_id=f"ask-{uuid.uuid4().hex[:12]}", question=q, scope=args.scope)
@@ -133,9 +133,10 @@ def cmd_ask(args) -> int:
 def cmd_worker(args) -> int:
     import faust
 
-    from . import metrics, reconcile
+    from . import metrics
+    from .ops import reconcile
     from .deps import get_deps
-    from .streams import app
+    from .streams.agents import app
     from .streams.startup import wait_for_servers
 
     import os
@@ -186,7 +187,7 @@ def cmd_web(args) -> int:
 def cmd_reconcile(args) -> int:
     import asyncio
 
-    from . import reconcile
+    from .ops import reconcile
 
     logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = get_settings()
@@ -200,7 +201,7 @@ def cmd_reconcile(args) -> int:
 def cmd_ledger(args) -> int:
     """`verify`: recompute the hash chain and hold it against the signed checkpoints. `anchor`: sign the head now.
     `replay ID`: rebuild each prompt of a request, compare SHA-256."""
-    from .replay import replay
+    from .ops.replay import replay
     from .store import Ledger, engine_for
     from .store.anchors import anchor_file, ledger_name, write_checkpoint
 
@@ -335,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for verify: a missing signing key or checkpoint file is not a failure (the chain alone)")
     p.set_defaults(fn=cmd_ledger)
 
-    from .relevance.training.make import add_parser as add_model_parser
+    from .training.make import add_parser as add_model_parser
 
     add_model_parser(sub)
 

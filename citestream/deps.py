@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Any
 
 from .config import Settings, get_settings
 from .models import DeadLetter
-from .policy import Policy, RelevancePolicy, RetrievalPolicy
+from .core.policy import Policy, RelevancePolicy, RetrievalPolicy
 
 log = logging.getLogger("citestream.deps")
 
@@ -44,6 +45,16 @@ class Deps:
     @cached_property
     def policy(self) -> Policy:
         return policy_from_settings(self.settings)
+
+    def with_policy(self, policy: Policy) -> Deps:
+        """This process's loaded parts under another policy (the threshold sweep): models, stores and the question
+        reader are shared, loaded first so no copy loads its own; the LLM backend, which reads the policy, is made
+        anew."""
+        self.warm()
+        other = copy.copy(self)
+        other.__dict__["policy"] = policy
+        del other.__dict__["llm"]
+        return other
 
     @cached_property
     def sealer(self):
@@ -126,7 +137,7 @@ class Deps:
     def reader(self):
         """How questions are read (typos, acronyms, the asking sentence): retrieve and the extractive backend share
         one, so both score the same reading."""
-        from .retrieval.reading import QuestionReader
+        from .qa.retrieve import QuestionReader
 
         return QuestionReader(self.search, self.policy.retrieval.corpus_variant)
 
@@ -139,13 +150,11 @@ class Deps:
 
     def warm(self) -> None:
         """Load the slow parts (model weights, tokenizer, pool) before the first record arrives."""
+        from .qa.retrieve import warm as warm_retrieval
+
         _ = self.sealer, self.embedder, self.tokens, self.relevance, self.claim_relevance, self.llm
         self.chunks.index_version()
-        self.search.warm(self.policy.retrieval.lexical_ranker)
-        if self.policy.retrieval.corpus_variant:  # the corpus' acronyms and spelling: 1.6 s on the 19 PDFs
-            from .retrieval.lexicon import corpus_lexicon
-
-            corpus_lexicon(self.search)
+        warm_retrieval(self.search, self.policy.retrieval)
 
 
 _DEPS: Deps | None = None

@@ -6,23 +6,22 @@ code. Each refuses a record by raising ``RecordRejected`` with a reason code; th
 
 from __future__ import annotations
 
-import base64
-
-from .assembly import assemble
 from .compliance import ReportInvalid, compliance_report, embedding_relatedness
 from .core.errors import RecordRejected
 from .deps import Deps
-from .filtering import run_filter
-from .generation import generate
 from .ingest import ingest_request
 from .models import (
-    ClaimVerifyRequest, ClaimVerifyResult, ComplianceReportRecord, ComplianceRequest, DeadLetter, FactsRecord,
+    ClaimVerifyRequest, ClaimVerifyResult, ComplianceReportRecord, ComplianceRequest, FactsRecord,
     GenerationRecord, IngestRequest, IngestResult, PromptRecord, QuestionEvent, RelevantFactsRecord,
     ValidatedAnswer,
 )
-from .provenance import ASSEMBLE, evidence_digest, generation_problem
-from .retrieval import retrieve
-from .validation import validate
+from .models.ops import dead_letter_record
+from .qa.assemble import assemble
+from .qa.filter import run_filter
+from .qa.generate import generate
+from .qa.retrieve import retrieve
+from .qa.validate import validate
+from .qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
 from .verification import judge_from_settings, pack_finder, verify_claims
 from .verification.premises import unsupported_premise
 
@@ -43,17 +42,16 @@ def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
 
 def filter_relevant(facts: FactsRecord, deps: Deps) -> RelevantFactsRecord:
     """Phase B: keep the relevant facts. An LLM reply that broke the contract is dead-lettered (LLM_REPLY_INVALID,
-    the raw reply as payload) and the question goes on with the local filter."""
+    the raw reply as payload, scrubbed and capped as every dead letter is) and the question goes on with the local
+    filter."""
     llm = deps.llm if deps.settings.filter_mode == "llm" else None
     outcome = run_filter(facts, deps.policy, llm, deps.settings.llm_max_attempts)
     if outcome.rejected_reply is not None:
-        deps.dead_letter(DeadLetter(
-            request_id=facts.request_id, policy_version=facts.policy_version, index_version=facts.index_version,
-            stage="filter", source_topic="qa.facts", reason_code="LLM_REPLY_INVALID",
-            reason=(outcome.record.filter_fallback_reason or "")[:2000],
-            original_key_b64=base64.b64encode(facts.request_id.encode()).decode(),
-            original_value_b64=base64.b64encode(outcome.rejected_reply.encode("utf-8", "replace")).decode(),
-        ))
+        deps.dead_letter(dead_letter_record(
+            stage="filter", source="qa.facts", key=facts.request_id.encode(),
+            value=outcome.rejected_reply.encode("utf-8", "replace"), code="LLM_REPLY_INVALID",
+            reason=outcome.record.filter_fallback_reason or "", partition=None, offset=None,
+            request_id=facts.request_id, policy_version=facts.policy_version, index_version=facts.index_version))
     return outcome.record
 
 

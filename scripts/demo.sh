@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 servers_up demo
 
 DEMO_DIR="$CITESTREAM_STATE_DIR/demo-pdfs"
-.venv/bin/python -m citestream.demo_pdfs "$DEMO_DIR"
+.venv/bin/python -m citestream.ops.demo_pdfs "$DEMO_DIR"
 .venv/bin/citestream ingest "$DEMO_DIR" ${DEMO_CORPUS:+"$DEMO_CORPUS"}
 
 start_worker "$CITESTREAM_STATE_DIR/demo-worker.log"

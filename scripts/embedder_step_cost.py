@@ -24,12 +24,12 @@ from pathlib import Path
 def build_rows(path: Path) -> None:
     """The recipe's rows, as ``citestream model embedder`` makes them (same data, contrasts, seed)."""
     from citestream.embedding import get_embedder
-    from citestream.relevance.training.corpus import load_corpus
-    from citestream.relevance.training.embedder import EmbedderConfig, examples
-    from citestream.relevance.training.groups import mine_groups
-    from citestream.relevance.training.make import ALL_DOCUMENT_QUESTIONS, DEFAULT_CORPUS, DEFAULT_FDAQA
-    from citestream.relevance.training.pairs import corpus_acronyms, fdaqa_rows
-    from citestream.relevance.training.questions import load_questions
+    from citestream.training.corpus import load_corpus
+    from citestream.training.embedder import EmbedderConfig, examples
+    from citestream.training.groups import mine_groups
+    from citestream.training.make import ALL_DOCUMENT_QUESTIONS, DEFAULT_CORPUS, DEFAULT_FDAQA
+    from citestream.training.pairs import corpus_acronyms, fdaqa_rows
+    from citestream.training.questions import load_questions
 
     chunks = load_corpus(DEFAULT_CORPUS)
     groups = mine_groups(chunks, load_questions(ALL_DOCUMENT_QUESTIONS), fdaqa_rows(DEFAULT_FDAQA),
@@ -43,7 +43,7 @@ def run_option(base: str, rows_path: Path, option: str, steps: int, threads: int
     """A few optimizer steps of the recipe's first batches in this process."""
     import torch
 
-    from citestream.relevance.training.embedder import EmbedderConfig, batch_backward, load_trainable
+    from citestream.training.embedder import EmbedderConfig, batch_backward, load_trainable
 
     rows = pickle.loads(rows_path.read_bytes())
     config = EmbedderConfig(threads=threads)

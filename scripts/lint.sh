@@ -12,4 +12,6 @@ out=$(.venv/bin/lint-imports --no-cache 2>&1) || { echo "$out"; exit 1; }
 grep "^Contracts:" <<< "$out"
 echo "mypy: types in citestream/ (pyproject.toml [tool.mypy])"
 .venv/bin/mypy citestream
+echo "mypy --strict: the shared rules and the records (citestream/core, citestream/models), which import nothing else"
+.venv/bin/mypy --strict citestream/core citestream/models
 echo "lint: clean"

@@ -29,8 +29,8 @@ from relevance_ranking import rerank_pools  # the same pools "Which scorer" meas
 from citestream.deps import get_deps
 from citestream.eval.sets import DEV_SET, contains_phrase, load_set
 from citestream.relevance import RelevanceModel
-from citestream.relevance.training.train import auc
-from citestream.text import scored_units
+from citestream.training.train import auc
+from citestream.core.text_units import scored_units
 
 
 def dev_pools() -> list[dict]:

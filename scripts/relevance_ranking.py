@@ -28,13 +28,14 @@ import numpy as np
 from citestream.deps import get_deps
 from citestream.embedding import get_relevance_embedder
 from citestream.eval.sets import DEV_SET, blind, contains_phrase, load_set, set_name
-from citestream.relevance import RelevanceModel, asked_scope
-from citestream.relevance.training.train import auc, threshold_ceiling
-from citestream.retrieval.acceptance import rerank_pool
-from citestream.retrieval.candidates import gather
-from citestream.retrieval.expansion import expand_query
-from citestream.retrieval.lexicon import corpus_lexicon
-from citestream.text import scored_units
+from citestream.qa.retrieve.authority import asked_scope
+from citestream.relevance import RelevanceModel
+from citestream.training.train import auc, threshold_ceiling
+from citestream.qa.retrieve.acceptance import rerank_pool
+from citestream.qa.retrieve.candidates import gather
+from citestream.qa.retrieve.expansion import expand_query
+from citestream.qa.retrieve.lexicon import corpus_lexicon
+from citestream.core.text_units import scored_units
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
 

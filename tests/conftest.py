@@ -148,7 +148,7 @@ def token_counter():
 
 @pytest.fixture(scope="session")
 def smoke_dataset():
-    from citestream.demo_pdfs import smoke_dataset
+    from citestream.ops.demo_pdfs import smoke_dataset
 
     return smoke_dataset()
 

@@ -11,7 +11,7 @@ import pytest
 
 from citestream import flow
 from citestream.core.errors import RecordRejected
-from citestream.keys import load_key
+from citestream.sealing.keys import load_key
 from citestream.models import FactsRecord, QuestionEvent, RetrievalTrace, ValidatedAnswer
 from citestream.sealing import KeyUnavailable, RecordSealer
 from citestream.topics import REGISTRY, TopicWiringError, spec

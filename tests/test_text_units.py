@@ -3,7 +3,7 @@ questions are never answer sentences; a sentence that refers to a subject said b
 
 import pytest
 
-from citestream.text import heading_end, is_label, read_units
+from citestream.core.text_units import heading_end, is_label, read_units
 
 
 @pytest.mark.parametrize("line", [

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..models.compliance import BoundConstraint
-from ..text import content_terms, normalize
+from ..core.text_units import content_terms, normalize
 from ..verification.checks import negated
 from .document import Leaf, leaves
 

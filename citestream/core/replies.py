@@ -1,10 +1,17 @@
-"""A model's reply as JSON text: the filter and the validator read it the same way."""
+"""A model's reply as JSON: the filter (Phase B) and the validator (R5) read it the same way, with one parser and one
+check of a row's evidence key."""
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
+
+
+class MalformedReply(ValueError):
+    """The reply is not one strict JSON value (a repeated object key included)."""
 
 
 def unfenced(raw: str) -> str:
@@ -12,3 +19,36 @@ def unfenced(raw: str) -> str:
     text = raw.strip()
     fence = _FENCE.fullmatch(text)
     return fence.group(1) if fence else text
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        duplicate = sorted(k for k in keys if keys.count(k) > 1)[0]
+        raise MalformedReply(f"duplicate object key {duplicate!r}")
+    return dict(pairs)
+
+
+def parse_reply(raw: str) -> object:
+    """Strict JSON (one optional ```json fence); a repeated object key is malformed, not last-one-wins."""
+    try:
+        return json.loads(unfenced(raw), object_pairs_hook=_no_duplicate_keys)
+    except MalformedReply:
+        raise
+    except ValueError as exc:
+        raise MalformedReply(str(exc)[:120]) from None
+
+
+def row_key(row: object) -> tuple[str, int, str] | None:
+    """A reply row's evidence key ``(pdf, page, chunk_id)``: non-empty texts and an integer page (not a bool) ≥ 1;
+    None when the row is not an object or its key breaks one of those."""
+    if not isinstance(row, dict):
+        return None
+    pdf, page, chunk_id = row.get("pdf"), row.get("page"), row.get("chunk_id")
+    if not isinstance(pdf, str) or not pdf.strip():
+        return None
+    if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+        return None
+    if not isinstance(chunk_id, str) or not chunk_id.strip():
+        return None
+    return (pdf, page, chunk_id)

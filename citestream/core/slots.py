@@ -30,7 +30,7 @@ _NUMBER = rf"(?:{_FIGURE}|\b{_NUMBER_WORD})"
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 
 # Asking phrases of the kinds with a value to hold, most specific first: the first that matches names the slot.
-_VALUE_ASKS: tuple[tuple[str, re.Pattern], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
+_VALUE_ASKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
     ("frequency", r"\bhow (?:often|frequently)\b|\bat what (?:interval|frequency)\b|\bhow many times\b"),
     ("duration", rf"\bhow (?:long|soon|quickly|late|early|far (?:ahead|in advance|before))\b"
                  rf"|\bhow many {_TIME_UNIT}\b|\b(?:within|in|after) (?:what|how much) (?:time|period)\b"
@@ -55,7 +55,7 @@ _VALUE_ASKS: tuple[tuple[str, re.Pattern], ...] = tuple((kind, re.compile(patter
               r"|organisation|entity|person|official|committee|body)\b"),
 ))
 # Kinds any statement can answer, tried after a yes/no question is ruled out.
-_OTHER_ASKS: tuple[tuple[str, re.Pattern], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
+_OTHER_ASKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
     ("requirement", r"\bwhat does [a-z0-9() ,'-]{1,80} require\b|\bwhat (?:are|is) the requirements?\b"),
     ("list", r"\b(?:what|which) (?:[a-z()-]+ ){0,3}(?:kinds|types|categories|elements|items|criteria|conditions"
              r"|options|factors|aspects|concerns|considerations|evaluations|studies|restrictions|sites|documents"
@@ -67,7 +67,7 @@ _OTHER_ASKS: tuple[tuple[str, re.Pattern], ...] = tuple((kind, re.compile(patter
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|may|might|must|should|shall|will|would|has|have"
                      r"|had|need)\b")
 
-_HOLDS: dict[str, re.Pattern] = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in (
+_HOLDS: dict[str, re.Pattern[str]] = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in (
     ("duration", rf"{_NUMBER}[- ]{_TIME_UNIT}\b|{_NUMBER}\s+(?:or (?:fewer|more|less)\s+)?(?:consecutive\s+)?"
                  rf"{_TIME_UNIT}\b|\b(?:immediately|promptly|annually|same day)\b"),
     ("frequency", rf"\b(?:annually|yearly|monthly|weekly|daily|quarterly|periodic(?:ally)?|regularly|continually"

@@ -8,6 +8,7 @@ record a fate instead of an exception.
 from __future__ import annotations
 
 import json
+from typing import NoReturn
 
 from .errors import RecordRejected
 
@@ -22,11 +23,11 @@ def check_size(value: bytes | None, max_bytes: int, topic: str) -> bytes:
     return value
 
 
-def _no_constants(name: str):
+def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         raise ValueError("an object repeats a key")

@@ -65,7 +65,7 @@ def run_eval(golden: str | Path, corpus: str | Path | None = None, scope: str = 
     """What ``citestream verify-eval`` calls: ingest the golden set's PDFs (unchanged files are skipped) when
     ``corpus`` is given, then score every claim against the hybrid, reranked pack retrieved for it."""
     from ..ingest import from_pdf, ingest_document
-    from ..retrieval import grounding_pack
+    from ..qa.retrieve import grounding_pack
     from ..store import ChunkStore
     from ..deps import get_deps
     from ..verification import judge_from_settings

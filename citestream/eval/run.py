@@ -23,7 +23,7 @@ def questions_for(items: Sequence[GoldenItem], run_tag: str | None = None) -> di
 
 def run_kafka(items: Sequence[GoldenItem], timeout_s: float | None = None, settings=None) -> Replies:
     """Publish every question to ``questions`` and collect the ``answers`` by request_id (missing = no reply)."""
-    from ..client import ask_many
+    from ..ops.client import ask_many
 
     questions = questions_for(items)
     # every answer costs the relevance model ~1.3 s of both cores on an idle 2-core machine; the wait ends as soon

@@ -8,7 +8,7 @@ Definitions (also in the README (Evaluation)):
   phrase of every ``must_contain_all`` group. (Until qa-v2 the text of a cited
   chunk counted too: a verbatim neighbour of the fact passed without stating it.)
 * pass, unanswerable: ``answer_text`` is exactly the refusal text.
-* hallucinated: an answer sentence that :func:`citestream.validation.grounding`
+* hallucinated: an answer sentence that :func:`citestream.qa.validate.grounding`
   does not find supported by the chunk it cites, read back from Postgres by
   chunk_id (a cited chunk that does not exist counts as unsupported). The same
   rule the validator applies, re-run independently on the stored chunk, so a
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Engine, select
 
 from ..models import REFUSAL_TEXT, ValidatedAnswer
-from ..validation import answer_sentences, grounding
+from ..qa.validate import answer_sentences, grounding
 from .sets import GoldenItem, contains_phrase
 
 Outcome = Literal["pass", "correct_refusal", "incorrect_refusal", "miscited", "missing_phrase",

@@ -4,8 +4,9 @@
 (answerable pass, unanswerable refused, incorrect refusal, citation precision) and the best by the rule below.
 It refuses a held-out test split: thresholds are chosen on dev only (docs/relevance.md).
 
-Retrieval runs once per question (with no backstop; the backstop is then applied to its facts), and the
-model's scores are cached per (question, text), so each further combination costs only assembly and validation.
+Every question goes through the stage functions (``flow.QUESTION_PATH``), as in-process answers do. Retrieval runs
+once per question (with no backstop; each combination's backstop is then applied to its facts, ``held_back``), and
+the model's scores are cached per (question, text), so each further combination costs only the later stages.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import itertools
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from .score import fetch_chunk_texts, metrics, score_item
 from .sets import DEV_SET, blind, load_set, set_name
@@ -43,40 +45,34 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import json
 
-    from ..assembly import assemble
-    from ..filtering import filter_facts
-    from ..generation import generate
-    from ..llm import ExtractiveBackend
-    from ..models import NoAnswer
-    from ..retrieval import retrieve
     from ..deps import get_deps
-    from ..validation import validate
+    from ..flow import QUESTION_PATH
+    from ..models import FactsRecord
+    from ..pipeline import run_steps
+    from ..qa.retrieve import held_back
     from .run import questions_for
 
     grid = {**GRID, **(json.loads(args.grid) if args.grid else {})}
     deps = get_deps()
     items = load_set(Path(args.set))
-    questions = questions_for(items, "sweep")
+    questions = questions_for(items)  # a fresh tag: no earlier run's ledger rows
     base = deps.policy
-    open_policy = replace(base, relevance=replace(base.relevance, backstop=0.0))
-    index_version = deps.chunks.index_version()
-    facts = {i.id: retrieve(questions[i.id], deps.search, index_version, deps.embedder, open_policy, deps.relevance)
-             for i in items}
+    retrieve_step, later_steps = QUESTION_PATH[0], QUESTION_PATH[1:]
+    open_deps = deps.with_policy(replace(base, relevance=replace(base.relevance, backstop=0.0)))
+    facts = {i.id: cast(FactsRecord, run_steps(questions[i.id], (retrieve_step,), open_deps)) for i in items}
 
-    def answer(item_id: str, policy):
-        record = facts[item_id]
-        best = record.relevance.best if record.relevance else None
-        if record.no_answer is None and (best is None or best < policy.relevance.backstop):
-            record = record.model_copy(update={"facts": [], "no_answer": NoAnswer(code="NOT_RELEVANT", detail="sweep")})
-        prompt = assemble(filter_facts(record, policy), policy, deps.tokens.count, deps.tokens.name, deps.embedder.name)
-        llm = ExtractiveBackend(deps.relevance, policy.relevance)
-        return validate(generate(prompt, llm, deps.ledger), policy, deps.relevance)
+    def answer(item_id: str, run: int, grid_deps):
+        """The rest of the question path under one combination; each run its own request id (one prompt may get
+        another reply under another threshold, and the ledger keeps the first)."""
+        record = held_back(facts[item_id], grid_deps.policy.relevance.backstop)
+        record = record.model_copy(update={"request_id": f"{record.request_id}-{run}"})
+        return run_steps(grid_deps.sealer.seal(record), later_steps, grid_deps)
 
     n_answerable = sum(i.answerable for i in items)
     results = []
-    for values in itertools.product(*grid.values()):
-        policy = replace(base, relevance=replace(base.relevance, **dict(zip(grid, values))))
-        answers = {i.id: answer(i.id, policy) for i in items}
+    for run, values in enumerate(itertools.product(*grid.values())):
+        grid_deps = deps.with_policy(replace(base, relevance=replace(base.relevance, **dict(zip(grid, values)))))
+        answers = {i.id: answer(i.id, run, grid_deps) for i in items}
         texts = fetch_chunk_texts(deps.engine, [s.chunk_id for a in answers.values() for s in a.sentences])
         m = metrics([score_item(i, answers[i.id], texts) for i in items])
         results.append((objective(m, n_answerable, len(items) - n_answerable), values, m))

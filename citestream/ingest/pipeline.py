@@ -23,7 +23,7 @@ from ..core.hashing import sha256_hex
 from ..embedding import Embedder, get_relevance_embedder, relevance_embedder_name
 from ..store import ChunkRow, ChunkStore, DocumentRow
 from ..store.chunks import CLI, INLINE, UPLOAD, check_owner
-from ..text import scored_units
+from ..core.text_units import scored_units
 from .authority import decide_authority, manifest_authorities
 from .chunking import Piece, child_pieces_from_blocks, group_parents
 from .layout import Block, extract_blocks

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from ..core.hashing import sha256_hex
 from ..models import LLMExecutionResult
-from ..scrub import scrub
+from ..core.scrub import scrub
 from .base import LLMBackend, LLMError, TransientLLMError
 
 log = logging.getLogger(__name__)

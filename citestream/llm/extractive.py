@@ -23,13 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..batching import split_rows
-from ..evidence import EvidenceBlock, parse_evidence
+from ..models.evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
 from ..core.slots import fills
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..models import QuestionReading
-from ..policy import RelevancePolicy
-from ..text import read_units, refers_back, sentence_units
+from ..core.policy import RelevancePolicy
+from ..core.text_units import read_units, refers_back, sentence_units
 from .base import LLMReply
 
 LIST_ITEMS = 6

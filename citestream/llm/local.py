@@ -39,7 +39,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..evidence import parse_evidence
+from ..models.evidence import parse_evidence
 from ..core.prompt_sections import evidence_text
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from .base import LLMError, LLMReply

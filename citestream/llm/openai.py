@@ -15,7 +15,7 @@ import time
 
 import httpx
 
-from ..scrub import scrub
+from ..core.scrub import scrub
 from .base import LLMError, LLMReply, TransientLLMError
 
 ERROR_BODY_CHARS = 120

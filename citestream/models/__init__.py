@@ -3,14 +3,14 @@
 from .answer import AnswerSentence, ValidatedAnswer
 from .assembly import AnswerBundle, PromptBuildResult, PromptRecord, RetrievalResult, SelectedEvidence
 from ..core.texts import REFUSAL_TEXT
-from .common import SCHEMA_VERSION, Contract, Envelope, NoAnswer, StageTiming
+from .common import SCHEMA_VERSION, Contract, Envelope, NoAnswer, QuestionReading, StageTiming
 from .compliance import BoundConstraint, ComplianceReportRecord, ComplianceRequest
 from .filtering import RelevantFactsRecord
 from .generation import GenerationRecord, LLMExecutionResult
 from .ingest import IngestRequest, IngestResult, InlineDocument
 from .ops import FALLBACK_ALERT_MESSAGE, DeadLetter, FallbackRateAlert
 from .question import QuestionEvent
-from .retrieval import Fact, FactsRecord, GroundingPack, QuestionReading, RelevanceTrace, RetrievalTrace
+from .retrieval import Fact, FactsRecord, GroundingPack, RelevanceTrace, RetrievalTrace
 from .verify import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult
 
 __all__ = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, UTC
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -82,7 +82,7 @@ class Envelope(Contract):
     index_version: str | None = Field(None, max_length=MAX_NAME_CHARS)
     trace: list[StageTiming] = Field(default_factory=list, max_length=MAX_TRACE_STAGES)
 
-    def carry(self, **overrides) -> dict:
+    def carry(self, **overrides: Any) -> dict[str, Any]:
         """Envelope fields to copy into the next stage's record."""
         base = {
             "request_id": self.request_id,

@@ -36,7 +36,7 @@ MAX_CONSTRAINTS = 200
 MAX_QUERY_CHARS = 2000
 
 
-def clamp_int(low: int, high: int):
+def clamp_int(low: int, high: int) -> BeforeValidator:
     """A ``BeforeValidator`` that reads an integer the way ``int()`` would (``8``, ``"8"``, ``8.0``) and clamps it.
 
     Every number a publisher sends goes through the same rule, whatever its JSON

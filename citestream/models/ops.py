@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
 
+from ..core.scrub import scrub
 from .common import Envelope, Name, Sealed, StampedEnvelope, utcnow
 
 ReasonCode = Literal[
@@ -69,3 +73,33 @@ class FallbackRateAlert(StampedEnvelope, Sealed):
     fallback_count: int = Field(ge=0)
     rate: float = Field(ge=0.0, le=1.0)
     threshold: float
+
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+
+
+def usable_id(value: object) -> str | None:
+    """``value`` when it is a valid request_id (a hostile key or id must not break the dead letter itself)."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return value if isinstance(value, str) and _REQUEST_ID.match(value) else None
+
+
+def dead_letter_record(*, stage: str, source: str, key: bytes | None, value: bytes | None, code: str, reason: str,
+                       partition: int | None, offset: int | None, request_id: str | None,
+                       policy_version: str | None, index_version: str | None = None) -> DeadLetter:
+    """The dead letter for one record, or for what a stage refused beside its output: the reason scrubbed and cut,
+    the original kept whole or as its first bytes with its length and SHA-256, so the letter always fits."""
+    value = value or b""
+    kept = value[:KEPT_ORIGINAL_BYTES]
+    return DeadLetter(
+        request_id=usable_id(request_id) or usable_id(key) or f"unknown-{source}-{partition}-{offset}",
+        policy_version=policy_version, index_version=index_version, stage=stage, source_topic=source, reason_code=code,
+        reason=scrub(reason, MAX_REASON_CHARS), partition=partition, offset=offset,
+        original_key_b64=base64.b64encode(key[:KEPT_KEY_BYTES]).decode() if key else None,
+        original_value_b64=base64.b64encode(kept).decode(), original_length=len(value),
+        original_sha256=hashlib.sha256(value).hexdigest(), original_truncated=len(kept) < len(value),
+    )

@@ -45,7 +45,7 @@ import numpy as np
 from ..batching import Coalescer, split_rows
 from ..core.hashing import file_sha256
 from ..embedding import DELTA_FILE, METADATA_FILE, quiet_model_loading
-from ..text import matching_terms, scored_units
+from ..core.text_units import matching_terms, scored_units
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -96,7 +96,7 @@ class RelevanceModel:
         self.metadata: dict = {}
         folder = Path(name_or_path) if name_or_path else SHIPPED_DIR
         if (folder / DELTA_FILE).is_file():  # our compact artifact (shipped, or from `citestream model train`)
-            self._encoder, self.encoder_name = _shared(_load_compact, folder, max_length)
+            self._encoder, self.encoder_name = _shared(load_compact, folder, max_length)
             self.metadata = json.loads((folder / METADATA_FILE).read_text())
         elif not name_or_path:
             raise FileNotFoundError(f"no relevance model in {SHIPPED_DIR}: run `make model`")
@@ -253,7 +253,7 @@ def _load_cross_encoder(name_or_path: str, max_length: int):
     return encoder, name_or_path
 
 
-def _load_compact(folder: Path, max_length: int):
+def load_compact(folder: Path, max_length: int):
     """The base MiniLM-L6 with a one-logit head, then the artifact's encoder layers and head on top of it."""
     import torch
     from safetensors.torch import load_file

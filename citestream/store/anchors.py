@@ -28,7 +28,7 @@ from datetime import datetime, UTC
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..keys import load_key
+from ..sealing.keys import load_key
 
 log = logging.getLogger("citestream.ledger.anchors")
 

@@ -133,7 +133,8 @@ provenance = Table(
     "provenance", metadata,
     Column("request_id", Text, nullable=False),
     Column("stage", Text, nullable=False),
-    Column("sha256", Text, nullable=False, comment="Digest of what the stage emitted (see citestream.provenance)"),
+    Column("sha256", Text, nullable=False,
+           comment="Digest of what the stage emitted (see citestream.qa.validate.provenance)"),
     Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("request_id", "stage", "sha256", name="provenance_pkey"),
 )

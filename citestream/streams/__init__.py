@@ -1,10 +1,7 @@
-"""faust-streaming agents. Importing this package wires every agent to its topics.
+"""The stream layer: the faust app (``app``), the agents generated from ``citestream.flow.FLOW`` (``agents``; importing
+it wires every agent and the fallback-rate alert, ``alerts``), intake checks and the broker fixes (``faust_fixes``,
+``idle_fetch``).
 
-The agents are generated from ``citestream.flow.FLOW`` (``agents``); beside them, the fallback-rate
-alert (``alerts``).
+Importing this package wires nothing, so a Kafka client (the web page, ``ops.client``) can use the broker fixes
+without the agents.
 """
-
-from . import agents, alerts  # noqa: F401  (registers the agents)
-from .app import app
-
-__all__ = ["app"]

@@ -17,7 +17,7 @@ import faust
 from pydantic import ValidationError
 from sqlalchemy.exc import OperationalError
 
-from .. import idle_fetch, metrics
+from .. import metrics
 from ..config import get_settings
 from ..core.errors import RecordRejected
 from ..deps import Deps, get_deps
@@ -25,11 +25,11 @@ from ..flow import Step
 from ..models import DeadLetter, QuestionEvent
 from ..models.common import Envelope
 from ..models.common import utcnow
-from ..reconcile import failure_answer
-from ..scrub import exception_reason
+from ..qa.validate.failure import failure_answer
+from ..core.scrub import exception_reason
 from ..store.requests import TERMINAL
 from ..topics import partitions, spec
-from . import faust_fixes
+from . import faust_fixes, idle_fetch
 from .intake import check_size, contract_errors, dead_letter_record, decode_json, parse, usable_id
 
 log = logging.getLogger("citestream.streams")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import normalize
+from ..core.text_units import normalize
 from .terms import claim_terms, evidence_keys, tokens
 
 NEGATIONS = frozenset(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verify import Claim, ClaimVerdict, EvidenceRef
-from ..text import normalize, split_sentences
+from ..core.text_units import normalize, split_sentences
 from .checks import direction_conflict, negated, negated_where, swapped_roles
 from .numbers import check_numbers
 from .terms import Term, claim_terms, missing_terms, tokens

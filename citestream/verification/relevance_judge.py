@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..clauses import SELF_REFERENCES
+from ..core.clauses import SELF_REFERENCES
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verify import Claim, ClaimVerdict, EvidenceRef
-from ..text import file_name_words, sentence_units, words
+from ..core.text_units import file_name_words, sentence_units, words
 from .checks import direction_conflict, negated_where, swapped_roles
 from .numbers import check_numbers
 from .offline import in_context

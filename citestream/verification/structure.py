@@ -15,8 +15,8 @@ stated by the evidence itself for the claim to pass, however it is worded (``par
 
 from __future__ import annotations
 
-from ..clauses import Clause, clauses
-from ..text import stem
+from ..core.clauses import Clause, clauses
+from ..core.text_units import stem
 
 
 def _same(a: str, b: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import STOPWORDS, normalize, stem
+from ..core.text_units import STOPWORDS, normalize, stem
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’.][A-Za-z0-9]+)*")
 # A section or paragraph reference: "505(j)", "314.94(a)(12)". Its letters are what tell 505(j) from 505(c).

@@ -15,7 +15,7 @@ PackForQuery = Callable[[str, str, int], tuple[GroundingPack | None, AgentError 
 
 def pack_finder(search, embedder, policy, relevance) -> PackForQuery:
     """The hybrid, reranked GroundingPack of the retrieve stage's own path (rag-loop-acceptance §1.2, §3)."""
-    from ..retrieval import grounding_pack
+    from ..qa.retrieve import grounding_pack
 
     def find(query: str, scope: str, k: int):
         result = grounding_pack(query, scope, k, search, embedder, policy, relevance)

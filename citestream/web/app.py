@@ -27,7 +27,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import idle_fetch
+from ..streams import idle_fetch
 from ..config import Settings, get_settings
 from ..core.errors import RecordRejected
 from ..core.strict_json import decode_json

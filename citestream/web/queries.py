@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from sqlalchemy import Engine, func, select
 
-from ..replay import replay
+from ..ops.replay import replay
 from ..store import Ledger, RequestTracker
 from ..store.chunks import index_version_name
 from ..store.tables import audit_ledger, chunks, documents, index_versions

@@ -23,7 +23,7 @@ from collections import OrderedDict
 from aiokafka import AIOKafkaConsumer
 from sqlalchemy import Engine
 
-from ..client import partitions_of
+from ..ops.client import partitions_of
 from ..config import Settings
 from ..core.errors import RecordRejected
 from ..core.strict_json import check_size, decode_json

@@ -17,11 +17,11 @@ from importlib.resources import files
 import pytest
 from pydantic import ValidationError
 
-from citestream.assembly import assemble, assemble_bundle, make_trace, overlap_ratio, sanitize, truncate_to_tokens
+from citestream.qa.assemble import assemble, assemble_bundle, make_trace, overlap_ratio, sanitize, truncate_to_tokens
 from citestream.models import Fact, RelevantFactsRecord
 from citestream.models.assembly import AnswerBundle, AssemblyMetrics, AssemblyTrace, SelectedEvidence
-from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK, Policy, SelectionPolicy
-from citestream.prompt import (
+from citestream.core.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK, Policy, SelectionPolicy
+from citestream.qa.assemble.prompt import (
     SECTION_HEADERS, TEMPLATE_SHA256, TEMPLATE_VERSION, check_structure, render_prompt, sections,
 )
 
@@ -336,9 +336,9 @@ def test_r27_2_same_inputs_same_bytes_in_any_input_order(count):
 
 _CHILD = """
 import json, sys
-from citestream.assembly import assemble_bundle, make_trace
+from citestream.qa.assemble import assemble_bundle, make_trace
 from citestream.embedding import get_token_counter
-from citestream.policy import DEFAULT_POLICY
+from citestream.core.policy import DEFAULT_POLICY
 rows, question = json.loads(sys.stdin.read())
 tc = get_token_counter()
 bundle, prompt = assemble_bundle("req-1", rows, question, DEFAULT_POLICY, tc.count,
@@ -399,7 +399,7 @@ def test_a_question_too_long_for_any_evidence_fails(count):
 
 
 def test_r27_4_no_evidence_returns_empty_prompt_and_skips_the_llm(count, engine):
-    from citestream.generation import generate
+    from citestream.qa.generate import generate
     from citestream.models import PromptRecord
     from citestream.store import Ledger
 
@@ -448,7 +448,7 @@ def test_r27_5_malicious_evidence_stays_inside_the_evidence_section(count):
 
 def test_template_is_pinned_by_sha256():
     """Editing prompt_template_v1.txt is a version bump: change TEMPLATE_VERSION and both pins together."""
-    raw = files("citestream").joinpath("prompt_template_v1.txt").read_bytes()
+    raw = files("citestream.qa.assemble").joinpath("prompt_template_v1.txt").read_bytes()
     assert hashlib.sha256(raw).hexdigest() == TEMPLATE_SHA256 == \
         "f7b70a9660879c6351925ca2983e250b4e90f0667b7dc299608675e8a0977206"
     assert TEMPLATE_VERSION == "PROMPT_V1"

@@ -8,10 +8,10 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citestream.assembly import assemble_bundle, make_trace, overlap_ratio, sanitize
+from citestream.qa.assemble import assemble_bundle, make_trace, overlap_ratio, sanitize
 from citestream.embedding import get_token_counter
-from citestream.policy import DEFAULT_POLICY
-from citestream.prompt import check_structure
+from citestream.core.policy import DEFAULT_POLICY
+from citestream.qa.assemble.prompt import check_structure
 
 COUNT = get_token_counter().count
 SP = DEFAULT_POLICY.selection

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from citestream.cli import main as cli
-from citestream.client import ask_many, read_topic
+from citestream.ops.client import ask_many, read_topic
 from citestream.models import QuestionEvent
 
 from tests.support.common import new_request_id

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from citestream.client import publish_and_collect, read_topic
+from citestream.ops.client import publish_and_collect, read_topic
 from citestream.config import Settings
 from citestream.models import ComplianceRequest
 from citestream.models.compliance import BoundConstraint

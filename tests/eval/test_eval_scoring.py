@@ -9,7 +9,7 @@ from citestream.eval.score import ItemResult, breakdown, metrics, score_item
 from citestream.eval.sets import GoldenItem, PageRef, contains_phrase, phrase_key
 from citestream.models import REFUSAL_TEXT, ValidatedAnswer
 from citestream.models.answer import AnswerSentence
-from citestream.validation import render_answer
+from citestream.qa.validate import render_answer
 
 CHUNK = ("FDA recommends that applicants use either three pilot-scale batches or two pilot-scale batches plus one "
          "small-scale batch. At the time of submission, provide 6 months of data that include accelerated and "

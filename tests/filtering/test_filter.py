@@ -1,4 +1,4 @@
-"""Phase B: the local filter's rules, `_validate_relevant_facts` exactly, and the LLM mode's fallback.
+"""Phase B: the local filter's rules, `validate_relevant_facts` exactly, and the LLM mode's fallback.
 
 The LLM here is a scripted backend (the LLMBackend interface); the stream test
 with a real worker is in test_filter_stream.py.
@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from citestream.filtering import _validate_relevant_facts, artifact_reason, filter_facts, run_filter
-from citestream.filtering.llm import InvalidReply, build_filter_prompt
+from citestream.qa.filter import validate_relevant_facts, artifact_reason, filter_facts, run_filter
+from citestream.qa.filter.llm import InvalidReply, build_filter_prompt
 from citestream.llm import LLMError, LLMReply
 from citestream.models import Fact, FactsRecord, RetrievalTrace
-from citestream.policy import DEFAULT_POLICY
+from citestream.core.policy import DEFAULT_POLICY
 
 QUESTION = "How long must sponsors keep records of the bioequivalence study samples?"
 
@@ -115,7 +115,7 @@ def test_nothing_relevant_is_explicit_no_evidence_with_its_reason():
     assert out.no_answer is not None and out.no_answer.code == "NOT_RELEVANT"
 
 
-# ---------------------------------------------------------------- _validate_relevant_facts
+# ---------------------------------------------------------------- validate_relevant_facts
 
 
 def row(f: Fact, **over) -> dict:
@@ -126,7 +126,7 @@ def row(f: Fact, **over) -> dict:
                                      {"facts": []}])
 def test_relevant_facts_must_be_a_list(payload):
     with pytest.raises(InvalidReply):
-        _validate_relevant_facts(payload, GOOD)
+        validate_relevant_facts(payload, GOOD)
 
 
 @pytest.mark.parametrize("bad", [
@@ -134,20 +134,20 @@ def test_relevant_facts_must_be_a_list(payload):
     {"chunk_id": ""}, {"chunk_id": 7}, {"chunk_id": "c-invented"}, {"pdf": "other.pdf"}, {"page": 99},
 ])
 def test_rows_with_invalid_or_unknown_keys_are_rejected(bad):
-    out = _validate_relevant_facts({"relevant_facts": [row(GOOD[0], **bad), row(GOOD[1])]}, GOOD)
+    out = validate_relevant_facts({"relevant_facts": [row(GOOD[0], **bad), row(GOOD[1])]}, GOOD)
     assert [f.chunk_id for f in out.facts] == ["c1"] and out.rejected_rows == 1
 
 
 def test_non_dict_and_missing_field_rows_are_rejected():
     partial = row(GOOD[0])
     del partial["page"]
-    out = _validate_relevant_facts({"relevant_facts": ["c0", 5, partial, row(GOOD[2])]}, GOOD)
+    out = validate_relevant_facts({"relevant_facts": ["c0", 5, partial, row(GOOD[2])]}, GOOD)
     assert [f.chunk_id for f in out.facts] == ["c2"] and out.rejected_rows == 3
 
 
 def test_duplicates_dropped_and_scores_and_quotes_inherited():
     rewritten = row(GOOD[0], quote="Sponsors keep records forever.")
-    out = _validate_relevant_facts({"relevant_facts": [rewritten, row(GOOD[0]), row(GOOD[1])]}, GOOD)
+    out = validate_relevant_facts({"relevant_facts": [rewritten, row(GOOD[0]), row(GOOD[1])]}, GOOD)
     assert [f.chunk_id for f in out.facts] == ["c0", "c1"] and out.duplicate_rows == 1
     assert out.facts[0] is GOOD[0] and out.facts[0].quote == GOOD[0].quote and out.facts[0].score == 0.8
 

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from citestream.client import ask_many, read_topic
+from citestream.ops.client import ask_many, read_topic
 from citestream.llm import ExtractiveBackend
 from citestream.models import QuestionEvent
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from citestream.client import publish_and_collect
+from citestream.ops.client import publish_and_collect
 from citestream.models import IngestRequest
 from citestream.store import ChunkStore
 

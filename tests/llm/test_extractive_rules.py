@@ -8,13 +8,13 @@ the tuned rules used to handle with patterns on the question's wording; the mode
 
 import json
 
-from citestream.evidence import render_evidence
+from citestream.models.evidence import render_evidence
 from citestream.llm import ExtractiveBackend
 from citestream.models.assembly import SelectedEvidence
-from citestream.policy import PROMPT_REFUSAL_LOCK
-from citestream.prompt import render_prompt
-from citestream.text import content_terms, split_sentences
-from citestream.validation import grounding
+from citestream.core.policy import PROMPT_REFUSAL_LOCK
+from citestream.qa.assemble.prompt import render_prompt
+from citestream.core.text_units import content_terms, split_sentences
+from citestream.qa.validate import grounding
 
 
 def answer(question: str, *texts: str) -> list[dict] | None:

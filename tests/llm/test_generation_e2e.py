@@ -12,12 +12,12 @@ import json
 
 import pytest
 
-from citestream.client import ask_many
+from citestream.ops.client import ask_many
 from citestream.core.hashing import sha256_hex
 from citestream.llm import ExtractiveBackend
 from citestream.llm.extractive import parse_prompt
 from citestream.models import QuestionEvent, REFUSAL_TEXT
-from citestream.replay import replay
+from citestream.ops.replay import replay
 from citestream.store import Ledger
 
 from tests.support.common import new_request_id, own_topics_worker

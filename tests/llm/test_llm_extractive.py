@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from citestream.llm import ExtractiveBackend
 from citestream.llm.extractive import parse_prompt
 from citestream.models import GenerationRecord, LLMExecutionResult
-from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
-from citestream.prompt import render_prompt
+from citestream.core.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
+from citestream.qa.assemble.prompt import render_prompt
 from citestream.config import get_settings
 from citestream.relevance import relevance_model_for
-from citestream.validation import validate
+from citestream.qa.validate import validate
 
 from tests.support.bundles import CHUNKS, make_bundle
 
@@ -82,7 +82,7 @@ SENTENCE = st.lists(WORDS, min_size=3, max_size=14).map(lambda ws: " ".join(ws).
 @given(texts=st.lists(st.lists(SENTENCE, min_size=1, max_size=5).map(" ".join), min_size=1, max_size=4),
        question=st.lists(WORDS, min_size=1, max_size=8).map(lambda ws: " ".join(ws) + "?"))
 def test_never_invents_text(texts, question):
-    from citestream.evidence import render_evidence
+    from citestream.models.evidence import render_evidence
     from citestream.models.assembly import SelectedEvidence
 
     selected = [SelectedEvidence(chunk_id=f"c{i}", knowledge_id=f"d{i}", rank=i, similarity_score=0.5,

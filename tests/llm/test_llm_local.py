@@ -16,9 +16,9 @@ import pytest
 
 from citestream.llm import LLMError
 from citestream.models import GenerationRecord, LLMExecutionResult
-from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
-from citestream.prompt import render_prompt
-from citestream.validation import validate
+from citestream.core.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
+from citestream.qa.assemble.prompt import render_prompt
+from citestream.qa.validate import validate
 
 from tests.support.bundles import make_bundle
 

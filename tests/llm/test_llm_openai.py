@@ -16,9 +16,9 @@ from citestream.core.hashing import sha256_hex
 from citestream.llm.execution import execute
 from citestream.llm import LLMError, OpenAIBackend, TransientLLMError
 from citestream.models import GenerationRecord, REFUSAL_TEXT
-from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
-from citestream.prompt import render_prompt
-from citestream.validation import validate
+from citestream.core.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
+from citestream.qa.assemble.prompt import render_prompt
+from citestream.qa.validate import validate
 
 from tests.support.fake_openai import FakeOpenAI, Reply
 

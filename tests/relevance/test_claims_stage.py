@@ -8,11 +8,11 @@ from dataclasses import replace
 
 from citestream.relevance import RelevanceModel
 from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
-from citestream.relevance.training.claims_stage import CONFIG, claims_pairs, tune_claims
-from citestream.relevance.training.constructions import (
+from citestream.training.claims_stage import CONFIG, claims_pairs, tune_claims
+from citestream.training.constructions import (
     changed_quantity, changed_restrictor, constructed_claims, flipped_polarity, swapped_actor)
-from citestream.relevance.training.corpus import CorpusChunk
-from citestream.text import sentence_units
+from citestream.training.corpus import CorpusChunk
+from citestream.core.text_units import sentence_units
 
 TEXT = ("FDA selects the reference standard that applicants must use in bioequivalence studies. "
         "Working within the design space is not considered a change by the regulatory authorities. "

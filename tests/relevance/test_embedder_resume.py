@@ -22,8 +22,8 @@ TINY = dict(batch=3, negatives=2, reworded=0.0, max_length=32, epochs=4, threads
 
 
 def tiny_rows(config):
-    from citestream.relevance.training.embedder import examples
-    from citestream.relevance.training.groups import Group
+    from citestream.training.embedder import examples
+    from citestream.training.groups import Group
 
     groups = [Group(q["question"], (CHUNKS[q["chunk"]].units[0], *(CHUNKS[c].units[0] for c in range(3)
                                                                     if c != q["chunk"])), "llm", "nda.pdf")
@@ -33,7 +33,7 @@ def tiny_rows(config):
 
 def train(out: Path, checkpoints: Path | None, **overrides):
     from citestream.embedding import model_path
-    from citestream.relevance.training.embedder import EmbedderConfig, train_embedder
+    from citestream.training.embedder import EmbedderConfig, train_embedder
 
     config = EmbedderConfig(**{**TINY, **overrides})
     return train_embedder(model_path(), tiny_rows(config), out, config, checkpoints=checkpoints, checkpoint_every=1)
@@ -68,7 +68,7 @@ def test_a_run_stopped_by_sigterm_and_run_again_ends_with_the_weights_of_a_run_n
     import torch
 
     stopped_at = torch.load(saved, weights_only=False)["step"]
-    from citestream.relevance.training.embedder import EmbedderConfig
+    from citestream.training.embedder import EmbedderConfig
 
     steps = -(-len(tiny_rows(EmbedderConfig(**TINY))) // TINY["batch"]) * TINY["epochs"]
     assert 0 < stopped_at < steps
@@ -84,8 +84,8 @@ def test_an_interrupted_run_raises_after_saving_and_another_configuration_does_n
     a run with another learning rate starts afresh (its own key), the same run resumes."""
     import torch
 
-    from citestream.relevance.training import embedder as module
-    from citestream.relevance.training.checkpoint import Interrupted
+    from citestream.training import embedder as module
+    from citestream.training.checkpoint import Interrupted
 
     real, calls = module.batch_backward, []
 
@@ -117,7 +117,7 @@ def test_gradcache_chunks_give_the_gradients_of_the_whole_batch(mode):
     import torch
 
     from citestream.embedding import model_path
-    from citestream.relevance.training.embedder import EmbedderConfig, batch_backward, load_trainable
+    from citestream.training.embedder import EmbedderConfig, batch_backward, load_trainable
 
     config = EmbedderConfig(**TINY)
     batch = tiny_rows(config)[:3]
@@ -147,7 +147,7 @@ def test_an_embedder_trained_over_another_base_names_it_and_loads_over_it(tmp_pa
 
     from citestream.config import get_settings
     from citestream.embedding import base_name, model_path, relevance_embedder_at
-    from citestream.relevance.training.embedder import EmbedderConfig, train_embedder
+    from citestream.training.embedder import EmbedderConfig, train_embedder
 
     state = tmp_path / "state"
     base = state / "models" / "another-base"

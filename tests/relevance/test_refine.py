@@ -9,11 +9,11 @@ import numpy as np
 
 from citestream.relevance import RelevanceModel
 from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
-from citestream.relevance.training.corpus import CorpusChunk
-from citestream.relevance.training.groups import Group, mine_groups
-from citestream.relevance.training.pairs import Pair
-from citestream.relevance.training.refine import RefineConfig, refine
-from citestream.text import sentence_units
+from citestream.training.corpus import CorpusChunk
+from citestream.training.groups import Group, mine_groups
+from citestream.training.pairs import Pair
+from citestream.training.refine import RefineConfig, refine
+from citestream.core.text_units import sentence_units
 
 TEXTS = [
     "FDA has 60 days after it receives an NDA to decide whether to file it for review. "
@@ -74,7 +74,7 @@ def test_one_refine_step_writes_a_model_the_loader_reads(tmp_path):
 def test_refine_refuses_a_missing_base_and_writing_over_its_base(tmp_path, capsys):
     from argparse import Namespace
 
-    from citestream.relevance.training.make import cmd_refine
+    from citestream.training.make import cmd_refine
 
     assert cmd_refine(Namespace(base=str(tmp_path / "none"), out=str(tmp_path / "out"))) == 2
     assert "no first-stage model" in capsys.readouterr().err
@@ -87,7 +87,7 @@ def test_the_embedder_trains_on_groups_and_writes_what_the_relevance_embedder_lo
     left as they were (the artifact is the encoder layers only), and the folder loads as the blend's embedder."""
     from citestream.config import get_settings
     from citestream.embedding import relevance_embedder_at, get_relevance_embedder, model_path, relevance_embedder_name
-    from citestream.relevance.training.embedder import EmbedderConfig, examples, train_embedder
+    from citestream.training.embedder import EmbedderConfig, examples, train_embedder
 
     groups = [Group(q["question"], (CHUNKS[q["chunk"]].units[0], *(CHUNKS[c].units[0] for c in range(3)
                                                                     if c != q["chunk"])), "llm", "nda.pdf")
@@ -124,7 +124,7 @@ def test_contrast_questions_are_built_so_the_sentence_does_not_answer_them():
     authority only when the document is FDA's, or presupposing the sentence falsified (its number changed)."""
     import random
 
-    from citestream.relevance.training.embedder import contrast_questions
+    from citestream.training.embedder import contrast_questions
 
     question, answer = "How long does FDA take to decide on filing an NDA?", TEXTS[0].split(". ")[0] + "."
     rng = random.Random(3)

@@ -6,7 +6,7 @@ import numpy as np
 
 from citestream.config import get_settings
 from citestream.embedding import get_embedder, get_relevance_embedder, relevance_embedder_name
-from citestream.policy import DEFAULT_POLICY
+from citestream.core.policy import DEFAULT_POLICY
 from citestream.relevance import RelevanceModel
 from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 

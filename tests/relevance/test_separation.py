@@ -1,7 +1,7 @@
 """How a score's separation of answerable from unanswerable questions is read: ROC AUC and the best that any
 refusal threshold on it can reach in the issue's target terms."""
 
-from citestream.relevance.training.train import auc, threshold_ceiling
+from citestream.training.train import auc, threshold_ceiling
 
 
 def test_a_perfect_separation_reaches_both_targets():

@@ -2,10 +2,10 @@
 
 import logging
 
-from citestream.retrieval.acronyms import AcronymMap, build_map
-from citestream.retrieval.expansion import expand_query
-from citestream.retrieval.lexicon import build_lexicon
-from citestream.retrieval.spelling import build_spelling
+from citestream.qa.retrieve.acronyms import AcronymMap, build_map
+from citestream.qa.retrieve.expansion import expand_query
+from citestream.qa.retrieve.lexicon import build_lexicon
+from citestream.qa.retrieve.spelling import build_spelling
 
 DOCS = {
     "ba": "Bioavailability (BA) is assessed in vivo. BA data support the application.",
@@ -73,7 +73,7 @@ def test_reading_acronyms_leaves_the_process_logging_as_it_was():
     import subprocess
     import sys
 
-    script = ("import logging; from citestream.retrieval.acronyms import build_map; "
+    script = ("import logging; from citestream.qa.retrieve.acronyms import build_map; "
               "assert build_map({'d': 'Process analytical technology (PAT) helps. PAT is used.'}); "
               "root = logging.getLogger(); print(root.level, len(root.handlers))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

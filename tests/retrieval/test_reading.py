@@ -1,8 +1,8 @@
 """The question as the person meant it (``retrieval.reading``): what every relevance decision after retrieve scores."""
 
 from citestream.models import QuestionEvent
-from citestream.retrieval.lexicon import build_lexicon
-from citestream.retrieval.reading import asking_part, read_question
+from citestream.qa.retrieve.lexicon import build_lexicon
+from citestream.qa.retrieve.reading import asking_part, read_question
 
 DOCS = {
     "qos": "The quality overall summary (QOS) should be text-based. FDA recommends against a scanned QOS.",

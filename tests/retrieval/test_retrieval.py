@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from citestream.models import QuestionEvent
-from citestream.policy import Policy, RetrievalPolicy
-from citestream.retrieval import (
+from citestream.core.policy import Policy, RetrievalPolicy
+from citestream.qa.retrieve import (
     EXPANSION_RULES, ExpansionRule, clamp_top_k, expand_query, format_facts, grounding_pack, retrieve,
 )
-from citestream.retrieval.fusion import mmr, rrf
-from citestream.retrieval.gate import pdf_name_matches
+from citestream.qa.retrieve.fusion import mmr, rrf
+from citestream.qa.retrieve.gate import pdf_name_matches
 from citestream.store import ChunkSearch, ChunkStore, engine_for
 from citestream.store import search as search_module
 from citestream.store.search import Ranked
@@ -270,7 +270,7 @@ def test_a_questions_candidate_lists_are_read_in_one_transaction(indexed, embedd
     connection (one pool checkout), with the same facts as the per-list connections they replaced."""
     from sqlalchemy import event
 
-    from citestream.retrieval.candidates import gather
+    from citestream.qa.retrieve.candidates import gather
 
     question = "What does guidance say about continuous processing of drug products?"
     variants = expand_query(question)
@@ -305,8 +305,8 @@ def test_a_questions_candidate_lists_are_read_in_one_transaction(indexed, embedd
 def test_only_the_candidates_a_pool_can_take_are_hydrated_and_the_choice_is_the_same(indexed, embedder, question):
     """issue 16: every fused candidate gets its cosine, only the first ``keep`` above each floor their text and
     vector; the fallback gate still sees the best cosine of all, and MMR chooses exactly what it chose from all."""
-    from citestream.retrieval.acceptance import accept_chunks
-    from citestream.retrieval.candidates import gather
+    from citestream.qa.retrieve.acceptance import accept_chunks
+    from citestream.qa.retrieve.candidates import gather
 
     rp = dataclasses.replace(RetrievalPolicy(), mmr_pool=3)
     variants = expand_query(question)

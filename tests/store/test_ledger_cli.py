@@ -16,11 +16,11 @@ import psycopg
 import pytest
 
 from citestream.config import PROJECT_ROOT
-from citestream.generation import generate
+from citestream.qa.generate import generate
 from citestream.llm import ExtractiveBackend
-from citestream.replay import replay
+from citestream.ops.replay import replay
 from citestream.models.assembly import PromptBuildResult
-from citestream.prompt import TEMPLATE_VERSION
+from citestream.qa.assemble.prompt import TEMPLATE_VERSION
 from citestream.store import Ledger
 from citestream.store.db import make_engine
 

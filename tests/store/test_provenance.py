@@ -9,10 +9,10 @@ import uuid
 
 import pytest
 
-from citestream.generation import generate
+from citestream.qa.generate import generate
 from citestream.llm import ExtractiveBackend
 from citestream.models import GenerationRecord, PromptRecord
-from citestream.provenance import ASSEMBLE, evidence_digest, generation_problem
+from citestream.qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
 from citestream.store import Ledger
 from citestream.store.db import make_engine
 from citestream.store.provenance import ProvenanceStore

@@ -11,7 +11,7 @@ from citestream.embedding import get_relevance_embedder
 from citestream.ingest import from_text, ingest_document
 from citestream.relevance import RelevanceModel
 from citestream.store import ChunkStore, SentenceVectors, engine_for
-from citestream.text import scored_units
+from citestream.core.text_units import scored_units
 
 DOC = ("The applicant must submit the stability protocol within 30 days of the request. "
        "Each batch record is kept for at least one year after the expiry date of the batch. "

@@ -68,7 +68,7 @@ async def _produce(settings, records: list[FactsRecord]) -> None:
 
 
 def _alerts_since(settings, started: float) -> list[FallbackRateAlert]:
-    from citestream.client import read_topic
+    from citestream.ops.client import read_topic
 
     messages = asyncio.run(read_topic("ops.alerts", settings=settings))
     alerts = [FallbackRateAlert.model_validate_json(m.value) for m in messages]

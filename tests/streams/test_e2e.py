@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from citestream.client import ask_many, publish_and_collect, read_topic
+from citestream.ops.client import ask_many, publish_and_collect, read_topic
 from citestream.models import QuestionEvent, REFUSAL_TEXT
 from citestream.store import ChunkStore, Ledger, RequestTracker
 

@@ -34,7 +34,7 @@ def test_a_step_wired_to_the_wrong_record_model_is_refused():
 
 
 def test_every_row_has_its_agent_on_its_source_topic(settings):
-    from citestream.streams import app
+    from citestream.streams.agents import app
 
     agents = {name.rsplit(".", 1)[-1]: agent for name, agent in app.agents.items() if name.startswith("citestream.")}
     for step in FLOW:

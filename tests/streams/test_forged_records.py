@@ -14,7 +14,7 @@ import secrets
 
 import pytest
 
-from citestream.client import read_topic
+from citestream.ops.client import read_topic
 from citestream.core.errors import RecordRejected
 from citestream.deps import Deps
 from citestream.flow import QUESTION_PATH
@@ -49,7 +49,7 @@ def _forgeries(real: dict, settings) -> dict[str, tuple[str, bytes]]:
 def test_a_forged_relevant_record_is_dead_lettered_never_answered(worker, settings):
     seed = QuestionEvent(request_id=new_request_id("seed"), question=GOOD_QUESTION)
     since = asyncio.run(end_offsets(settings, "qa.relevant"))
-    from citestream.client import publish_and_collect
+    from citestream.ops.client import publish_and_collect
 
     replies, _ = asyncio.run(publish_and_collect([seed], timeout_s=180))
     assert replies[seed.request_id].validation_status == "PASSED"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from citestream.client import publish_and_collect, read_topic
+from citestream.ops.client import publish_and_collect, read_topic
 from citestream.ingest.paths import OUTSIDE
 from citestream.models import ClaimVerifyRequest, GenerationRecord, IngestRequest, PromptRecord, QuestionEvent
 from citestream.sealing import RecordSealer

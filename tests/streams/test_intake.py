@@ -10,7 +10,7 @@ import pytest
 
 from citestream.models import DeadLetter, QuestionEvent
 from citestream.models.limits import MAX_JSON_DEPTH
-from citestream.scrub import exception_reason, scrub
+from citestream.core.scrub import exception_reason, scrub
 from citestream.streams.intake import RecordRejected, check_size, dead_letter_record, decode_json, parse
 from citestream.topics import REGISTRY
 

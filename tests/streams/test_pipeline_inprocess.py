@@ -19,9 +19,9 @@ def test_inprocess_answer_and_refusal(settings, smoke_ingested):
 
 
 def test_same_question_twice_gives_identical_prompt(settings, smoke_ingested):
-    from citestream.assembly import assemble
-    from citestream.filtering import filter_facts
-    from citestream.retrieval import retrieve
+    from citestream.qa.assemble import assemble
+    from citestream.qa.filter import filter_facts
+    from citestream.qa.retrieve import retrieve
 
     deps = Deps(settings)
     prompts = []
@@ -36,7 +36,7 @@ def test_same_question_twice_gives_identical_prompt(settings, smoke_ingested):
 def test_warm_builds_what_the_first_question_would_wait_for(settings, smoke_ingested):
     """Model weights, the pool, the in-memory lexical copies and the corpus lexicon (its acronyms and spelling: 1.6 s
     on the 19 PDFs) are ready before the first record arrives."""
-    from citestream.retrieval import lexicon
+    from citestream.qa.retrieve import lexicon
 
     lexicon._cache.clear()
     Deps(settings).warm()

@@ -8,9 +8,9 @@ import json
 import uuid
 from collections import Counter
 
-from citestream.client import read_topic
+from citestream.ops.client import read_topic
 from citestream.config import Settings
-from citestream.reconcile import OpenQuestion, Reconciler, run
+from citestream.ops.reconcile import OpenQuestion, Reconciler, run
 from citestream.store import RequestTracker
 
 from tests.support.reliability import make_questions, publish
@@ -128,7 +128,7 @@ def test_queued_questions_are_left_alone_until_the_workers_idle_beside_them(sett
 
 async def _observe_once(s: Settings) -> Reconciler:
     """A second reconciler of the same group: what it reads back from the committed offsets."""
-    from citestream.reconcile import _consumer
+    from citestream.ops.reconcile import _consumer
 
     rec = Reconciler(s, RequestTracker.__new__(RequestTracker))
     consumer = await _consumer(s)

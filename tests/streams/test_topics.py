@@ -49,7 +49,7 @@ def test_readers_find_every_partition_a_topic_was_created_with(settings):
     from aiokafka import AIOKafkaConsumer
     from kafka import KafkaProducer
 
-    from citestream.client import partitions_of, read_topic
+    from citestream.ops.client import partitions_of, read_topic
     from citestream.topics import create_topics
 
     wide = settings.model_copy(update={"topic_prefix": f"wide-{uuid.uuid4().hex[:8]}.", "topic_partitions": 6})
@@ -84,7 +84,7 @@ def test_a_reader_starts_where_the_log_now_starts(settings):
     from aiokafka.admin.records_to_delete import RecordsToDelete
     from kafka import KafkaProducer
 
-    from citestream.client import read_topic
+    from citestream.ops.client import read_topic
     from citestream.topics import create_topics
 
     aged = settings.model_copy(update={"topic_prefix": f"aged-{uuid.uuid4().hex[:8]}."})

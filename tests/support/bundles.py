@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from citestream.evidence import render_evidence
+from citestream.models.evidence import render_evidence
 from citestream.models import PromptRecord
 from citestream.models.assembly import (
     AnswerBundle, AssemblyMetrics, AssemblyTrace, PromptBuildResult, SelectedEvidence,
 )
-from citestream.prompt import TEMPLATE_VERSION, render_prompt, sha256_hex
+from citestream.qa.assemble.prompt import TEMPLATE_VERSION, render_prompt, sha256_hex
 
 CHUNKS = [
     ("doac.pdf", 3, "doac-p3-c0", "doc-doac",

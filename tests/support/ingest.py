@@ -145,7 +145,7 @@ def page_overlap(chunk_text: str, page_texts: list[str]) -> list[float]:
     """Per page, the share of the chunk's words (4+ letters) that the page's own text holds.
 
     The chunk's page must score highest: the PDF's own per-page text is the judge."""
-    from citestream.text import words
+    from citestream.core.text_units import words
 
     wanted = {w for w in words(chunk_text) if len(w) >= 4}
     if not wanted:

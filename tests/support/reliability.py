@@ -109,7 +109,7 @@ class PrivateStack:
 
 
 def ingest_smoke(database_url: str) -> None:
-    from citestream.demo_pdfs import smoke_dataset
+    from citestream.ops.demo_pdfs import smoke_dataset
     from citestream.embedding import get_embedder
     from citestream.ingest import from_text, ingest_document
     from citestream.store import ChunkStore, engine_for
@@ -160,7 +160,7 @@ async def publish(settings: Settings, records: list[QuestionEvent], per_second: 
 async def end_offsets(settings: Settings, topic: str) -> dict[int, int]:
     from aiokafka import AIOKafkaConsumer
 
-    from citestream.client import partitions_of
+    from citestream.ops.client import partitions_of
 
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers)
     await consumer.start()
@@ -205,7 +205,7 @@ async def collect_answers(settings: Settings, since: dict[int, int], wanted: set
 
     ``during(log)`` is awaited after each poll: the test's chance to kill or restart something mid-flight.
     """
-    from citestream.client import paced_consumer, partitions_of
+    from citestream.ops.client import paced_consumer, partitions_of
 
     consumer = paced_consumer(settings)  # a spinning reader would take the CPU the recovering workers need
     await consumer.start()

@@ -40,7 +40,7 @@ class WebStack:
 
 
 def write_pdf(path: Path, title: str, text: str) -> Path:
-    from citestream.demo_pdfs import write_pdf as write
+    from citestream.ops.demo_pdfs import write_pdf as write
 
     write(path, title, text)
     return path
@@ -67,7 +67,7 @@ def in_thread(coroutine_fn, *args, **kwargs):
 
 def ask_via_kafka(settings: Settings, questions: list, timeout_s: float = 120) -> dict:
     """Publish questions as any other client would (not through the page); the answers by request_id."""
-    from citestream.client import publish_and_collect
+    from citestream.ops.client import publish_and_collect
 
     replies, _ = in_thread(publish_and_collect, questions, timeout_s=timeout_s, settings=settings)
     return replies
@@ -89,7 +89,7 @@ def publish_raw(settings: Settings, topic: str, key: bytes | None, value: bytes)
 
 @pytest.fixture(scope="package")
 def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_factory):
-    from citestream.demo_pdfs import main as write_demo_pdfs
+    from citestream.ops.demo_pdfs import main as write_demo_pdfs
 
     name = f"t_web_{uuid.uuid4().hex[:8]}"
     pg = infra.servers(settings)[0]

@@ -1,4 +1,4 @@
-"""Phase C `_validate_synthesis`, R5 post-generation rules, the output contract and classification.
+"""Phase C `validate_synthesis`, R5 post-generation rules, the output contract and classification.
 
 Pure functions on hand-made bundles: no servers needed. Hostile model output
 (injection echoes, fake anchors, ids, invented numbers, >6 sentences,
@@ -11,14 +11,14 @@ import json
 
 import pytest
 
-from citestream.evidence import render_evidence
+from citestream.models.evidence import render_evidence
 from citestream.core.slots import asked_slot
 from citestream.models import GenerationRecord, LLMExecutionResult, QuestionReading, REFUSAL_TEXT
 from citestream.models.assembly import AssemblyMetrics, SelectedEvidence
-from citestream.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
-from citestream.text import read_units
-from citestream.validation import (
-    GROUNDING_MIN_SUPPORT, _validate_synthesis, answer_sentences, grounding, normalize_confidence, validate,
+from citestream.core.policy import DEFAULT_POLICY, PROMPT_REFUSAL_LOCK
+from citestream.core.text_units import read_units
+from citestream.qa.validate import (
+    GROUNDING_MIN_SUPPORT, validate_synthesis, answer_sentences, grounding, normalize_confidence, validate,
 )
 
 from tests.support.bundles import CHUNKS, make_bundle
@@ -93,7 +93,7 @@ def test_classification_definitive_and_conditional():
     assert deadline.classification == "CONDITIONAL"
 
 
-# ---------------------------------------------------------------- Phase C _validate_synthesis
+# ---------------------------------------------------------------- Phase C validate_synthesis
 
 
 @pytest.mark.parametrize("payload", [{}, {"answer_sentences": "text"}, {"answer_sentences": {"0": GOOD}}, [GOOD],
@@ -145,7 +145,7 @@ def test_at_most_six_accepted_sentences():
         "anchor_map": {e.citation_anchor: e.chunk_id for e in selected}})
     rows = [{"sentence": f"Facility {i} reported {i + 10} inspections in the fiscal year [C{i}].", "pdf": "ins.pdf",
              "page": i + 1, "chunk_id": f"c{i}"} for i in range(8)]
-    synthesis = _validate_synthesis({"answer_sentences": rows}, bundle)
+    synthesis = validate_synthesis({"answer_sentences": rows}, bundle)
     assert len(synthesis.accepted) == 6
     assert [d.reason for d in synthesis.dropped] == ["OVER_MAX_SENTENCES"] * 2
     answer = run(reply(*rows), question="How many inspections did facilities report?", bundle=bundle)

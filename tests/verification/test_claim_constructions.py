@@ -8,7 +8,7 @@ sentences are written for these tests, not taken from the golden sets.
 
 import pytest
 
-from citestream.clauses import clauses
+from citestream.core.clauses import clauses
 from citestream.models.retrieval import GroundingChunk, GroundingPack
 from citestream.models.verify import Claim
 from citestream.verification import RelevanceJudge

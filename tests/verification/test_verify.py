@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from citestream.demo_pdfs import smoke_dataset
+from citestream.ops.demo_pdfs import smoke_dataset
 from citestream.llm import OpenAIBackend
 from citestream.models import ClaimVerifyRequest, ClaimVerifyResult
 from citestream.models.agent import AgentError

@@ -12,7 +12,7 @@ import time
 import pytest
 from sqlalchemy import text
 
-from citestream.client import ask_many, read_topic
+from citestream.ops.client import ask_many, read_topic
 from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument
 from citestream.models.verify import Claim
 from citestream.store import ChunkStore
@@ -98,7 +98,7 @@ def test_a_verify_record_breaking_its_contract_is_dead_lettered(worker, settings
 
 
 async def _publish_then_wait(good, bad):
-    from citestream.client import publish_and_collect
+    from citestream.ops.client import publish_and_collect
 
     replies, _ = await publish_and_collect([good], raw=[(b"verify-bad-1", bad)], source="claims.verify",
                                            reply="claims.verdicts", timeout_s=60)

@@ -37,7 +37,7 @@ def test_golden_set_shape():
 @pytest.fixture(scope="module")
 def claims_pack(corpus, embedder, relevance):
     """Packs from the corpus database the parity suite also uses (the corpus is ingested once per session)."""
-    from citestream.policy import DEFAULT_POLICY
+    from citestream.core.policy import DEFAULT_POLICY
 
     find = pack_finder(ChunkSearch(engine_for(corpus.database_url)), embedder, DEFAULT_POLICY, relevance)
     return lambda text: find(text, "MIXED", 8)[0]

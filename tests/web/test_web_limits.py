@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citestream.client import read_topic
+from citestream.ops.client import read_topic
 from citestream.models import QuestionEvent, ValidatedAnswer
 from citestream.sealing import RecordSealer
 from citestream.web.kept import KeptEvents, event_bytes

@@ -1,0 +1,291 @@
+"""Small, deterministic text helpers shared by the filter, the extractive backend and the validator."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .injection import is_injection
+
+_WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
+# A sentence ends at . ! ? or ; (or a closing quote after them) before a capital or a digit; a footnote mark
+# glued to the full stop ("holder.29 Applicants", "writing.”30 Such") stays with the sentence it ends.
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?;])|(?<=[.!?][\u201d\"])|(?<=[a-z)][.!?]\d)|(?<=[a-z)][.!?]\d\d)|(?<=[.!?][\u201d\"]\d)"
+    r"|(?<=[.!?][\u201d\"]\d\d))\s+(?=[\"'\u201c(\[]?[A-Z0-9])")
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "U.S.", "No.", "Sec.", "approx.", "vs.", "Fig.", "et al.")
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    may must shall also per via within without upon whether any many much one two please tell explain describe
+    according provided pdfs pdf document documents guidance say says said state states""".split()
+)
+
+
+def normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(normalize(text))
+
+
+@lru_cache(maxsize=8192)
+def passage_words(passage: str) -> tuple[str, ...]:
+    """``words`` of a chunk's text, remembered: the filter and validation read the same chunks again and again."""
+    return tuple(words(passage))
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to match 'submissions'/'submission', not a linguistic stemmer. A word in
+    -ss keeps its ending, so 'process' meets 'processes' (both 'process'), not 'proces' beside 'process'."""
+    if word.endswith("ss"):
+        return word
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+# A statute, regulation or guideline cited with its subsections: "505(b)(2)", "314.94(a)(8)", "Q8(R2)".
+_CITATION = re.compile(r"(?<![\w.])[a-z]?\d+(?:\.\d+)*[a-z]?(?:\([a-z0-9]{1,4}\))+")
+
+
+def content_terms(text: str) -> set[str]:
+    """Stemmed words that carry meaning (no stopwords, no one-letter tokens), and every cited provision whole:
+    "505(b)(2)" and "505(b)(1)" share the word "505" but are different provisions."""
+    normalized = normalize(text)
+    terms = {stem(w) for w in _WORD.findall(normalized) if w not in STOPWORDS and len(w) > 1}
+    return terms | set(_CITATION.findall(normalized))
+
+
+def split_sentences(text: str) -> list[str]:
+    protected = text
+    for i, abbr in enumerate(_ABBREVIATIONS):
+        protected = protected.replace(abbr, abbr.replace(".", f"\u0000{i}\u0000"))
+    parts = _SENTENCE_END.split(" ".join(protected.split()))
+    restored = []
+    for part in parts:
+        for i, abbr in enumerate(_ABBREVIATIONS):
+            part = part.replace(abbr.replace(".", f"\u0000{i}\u0000"), abbr)
+        if part.strip():
+            restored.append(part.strip())
+    return restored
+
+
+_BULLET = re.compile(r"\s*[•●▪◦]\s*")
+_CLAUSE_END = re.compile(r"(?<=[;:])\s+")
+_LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
+# A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").
+_TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$")  # noqa: E501
+_ONLY_MARKER = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)])$")
+MAX_UNIT_WORDS = 80  # longer pieces are run-ons (a list printed without full stops): split into clauses
+
+
+@lru_cache(maxsize=8192)
+def sentence_units(text: str) -> tuple[str, ...]:
+    """The units an answer is made of: sentences, bulleted items (PDF lists have no full stops between items),
+    and the clauses of a run-on longer than ``MAX_UNIT_WORDS`` words, split after ; and :. Line numbers or
+    footnote marks in front of a unit, and a list marker left at its end ("... as follows: a."), are left out:
+    what remains is still a verbatim span of the source, and a list's lead-in ends with its colon. Remembered per
+    text (as ``scored_units``): the filter, the backend and validation split the same chunks."""
+    pieces = (p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence))
+    units = (_TRAILING_MARKER.sub("", _LEADING_MARKS.sub("", clause)) for p in pieces if p.strip()
+             for clause in _clauses(p))
+    return tuple(u for u in units if u and not _ONLY_MARKER.match(u))
+
+
+MIN_UNIT_WORDS = 5
+
+
+@lru_cache(maxsize=16384)
+def quotable(unit: str) -> bool:
+    """A unit that can stand as an answer sentence: 5 to ``MAX_UNIT_WORDS`` words, not a label (a heading, a
+    table-of-contents line, a list of section numbers: ``is_label``) and not an instruction aimed at a model (a
+    prompt injection inside a document). Remembered per unit: retrieval and the backend ask about the same units."""
+    n = len(words(unit))
+    return MIN_UNIT_WORDS <= n <= MAX_UNIT_WORDS and not is_label(unit) and not is_injection(unit)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A quotable unit of a passage: where it stands among the passage's ``sentence_units``, what is quoted, and
+    what the relevance model reads for it: the quote, and the quote after its subject when it has one. A unit
+    scores as its best reading."""
+
+    position: int
+    quote: str
+    readings: tuple[str, ...]
+
+    @property
+    def about(self) -> bool:
+        """Read with a subject said before it."""
+        return len(self.readings) > 1
+
+
+@lru_cache(maxsize=8192)
+def read_units(passage: str) -> tuple[Unit, ...]:
+    """The passage's quotable units. A heading glued to the sentence under it (``heading_end``) is not quoted: it is
+    the sentence's subject. A unit that refers to a subject said before (``subject``) is also read after it: on the
+    qa-v2 dev split the subject's reading alone lowered how often the answering sentence ranked first (45 → 42 of
+    81), the better of the two did not (45) (docs/relevance.md, "A sentence read with its subject"). Remembered
+    per passage."""
+    units = sentence_units(passage)
+    out = []
+    for i, unit in enumerate(units):
+        cut = heading_end(unit)
+        quote = unit[cut:] if cut else unit
+        if quotable(quote):
+            about = unit[:cut].strip() if cut else subject(units, i)
+            out.append(Unit(i, quote, (quote, f"{about}: {quote}") if about else (quote,)))
+    return tuple(out)
+
+
+def scored_units(passage: str) -> tuple[str, ...]:
+    """The texts a passage is scored by: every reading of its quotable units (``read_units``), or the passage itself
+    when it has none. Ingest keeps their vectors, so no worker embeds a corpus sentence."""
+    return tuple(r for u in read_units(passage) for r in u.readings) or (passage,)
+
+
+# ---------------------------------------------------------------- what a unit is about, and what is no sentence
+
+_REFERENCES = frozenset("it its they their them this these those such".split())
+"""Words that open a sentence whose subject is elsewhere ("It requires ...", "These include ...", "Such studies")."""
+_HEADING_SMALL = frozenset("a an and as at by for from in of on or the to vs versus with".split())
+_OPENERS = STOPWORDS | frozenset(
+    """although though whereas since unless once following regarding however therefore thus moreover additionally
+    also generally typically currently specifically ordinarily usually similarly accordingly""".split())
+"""Function words a sentence opens with: after a run of capitalised words, one of them starts the sentence."""
+_SECTION_NUMBER = re.compile(r"^\(?(?:[IVX]{1,5}|[A-Z]|\d{1,3}(?:\.\d{1,3}){0,5})[.)]?\)?$")
+_TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
+_REFERENCE_TOKEN = re.compile(
+    r"^(?:§+|and|or|part|parts|sections?|cfr|u\.s\.c\.?|usc|\(?\d+(?:\.\d+)*\)?|(?:\([a-z0-9]{1,4}\))+"
+    r"|\d+(?:\.\d+)*(?:\([a-z0-9]{1,4}\))+)[,;.)]*$", re.IGNORECASE)
+
+
+def refers_back(unit: str) -> bool:
+    """The unit opens with a reference to something said before: a pronoun ("It", "These", "Such"), or one after a
+    sentence adverb ("Typically, it involves ...")."""
+    first = unit.split()[:3]
+    lowered = [w.strip(",;:").lower() for w in first]
+    return bool(lowered) and (lowered[0] in _REFERENCES
+                              or (first[0].endswith(",") and len(lowered) > 1 and lowered[1] in _REFERENCES))
+
+
+def _lead(sentence: str) -> str:
+    """What a sentence is about, read from its opening: its words up to the first comma, colon, semicolon or
+    bracket, at most eight ("Lecanemab, an anti-amyloid-beta antibody, demonstrated ..." → "Lecanemab")."""
+    return " ".join(re.split(r"[,;:(]", sentence, maxsplit=1)[0].split()[:8])
+
+
+def _opens_with_a_name(lead: str) -> bool:
+    """A lead that opens with a name, not a function word ("Lecanemab in Early Alzheimer's Lecanemab", "ICH Q9")."""
+    parts = lead.split()
+    return 1 <= len(parts) <= 8 and parts[0][:1].isupper() and parts[0].lower() not in STOPWORDS
+
+
+def subject(units: tuple[str, ...], i: int) -> str:
+    """What unit ``i`` is about when it does not say so itself, read from the unit before: the question it answers
+    when that unit is one (a document's FAQ); the lead of that unit when ``i`` opens with a pronoun ("These include
+    ..."), or with "The <noun>" right after a sentence that opens with a name ("Lecanemab, an antibody, ... . The
+    drug targets ..."). Empty when the unit names its own subject.
+
+    Measured on the qa-v2 dev split: the whole sentence before as context lowered how often the answering sentence
+    ranked first (45 → 39 of 81); its lead alone moved it by a question either way (docs/relevance.md, "A sentence
+    read with its subject")."""
+    if i == 0:
+        return ""
+    unit, before = units[i], units[i - 1]
+    if before.rstrip().endswith("?"):  # a document's own question: "Who reviews ...? A team of ..."
+        return before
+    opener = unit.split()[:2]
+    if refers_back(unit) or (len(opener) == 2 and opener[0] == "The" and opener[1][:1].islower()
+                             and _opens_with_a_name(_lead(before))):
+        return _lead(before)
+    return ""
+
+
+def _heading_word(token: str) -> bool:
+    return (token[:1].isupper() or token.lower() in _HEADING_SMALL or bool(_SECTION_NUMBER.match(token))
+            or not any(c.isalpha() for c in token))
+
+
+def heading_end(unit: str) -> int:
+    """Where a heading glued to the sentence after it ends (the PDF's heading line and the paragraph under it become
+    one line of text): the offset of the sentence, or 0 when the unit opens with none. A heading is a run of
+    capitalised words (small words, section numbers and figures allowed) followed by a capitalised function word
+    that opens a sentence: "Performance Goals for MCRMs If an MCRM is requested ..." → "If an MCRM ..."."""
+    tokens = unit.split(" ")
+    capitals = 0
+    for j, token in enumerate(tokens):
+        if j >= 2 and capitals >= 2 and token[:1].isupper() and token.lower() in _OPENERS and j + 1 < len(tokens) \
+                and not tokens[j + 1][:1].isupper() and not tokens[j - 1].endswith((".", ":", ";", "?", "!")):
+            return len(" ".join(tokens[:j])) + 1
+        if not _heading_word(token) or j >= 15:
+            return 0
+        capitals += token[:1].isupper() and any(c.isalpha() for c in token)
+    return 0
+
+
+@lru_cache(maxsize=16384)
+def is_label(unit: str) -> bool:
+    """A line that names, points or asks rather than says: a heading (capitalised words, no sentence end), a table of
+    contents line (dot leaders), a run of section references ("§ 11.10 (e), (k)(2) and 11.30") or a question. Never
+    an answer sentence, whatever its score."""
+    if _TOC_LEADER.search(unit) or unit.rstrip().rstrip("\"\u201d)").endswith("?"):  # a question asks, not says
+        return True
+    tokens = unit.split()
+    if tokens and all(_REFERENCE_TOKEN.match(t) for t in tokens):
+        return True
+    stripped = unit.rstrip()
+    ends_sentence = re.search(r"[.!?:;][\"\u201d)]?$", stripped) and not re.search(r"\)\.\d{1,2}$", stripped)
+    capitals = sum(t[:1].isupper() for t in tokens if any(c.isalpha() for c in t))
+    return not ends_sentence and capitals >= 2 and all(_heading_word(t) for t in tokens)
+
+
+def _clauses(piece: str) -> list[str]:
+    if len(piece.split()) <= MAX_UNIT_WORDS:
+        return [piece]
+    clauses: list[str] = []
+    for clause in (c.strip() for c in _CLAUSE_END.split(piece)):
+        if clauses and len(clause.split()) < 3:  # "or," / "and" left over from a list: stays with its item
+            clauses[-1] = f"{clauses[-1]} {clause}"
+        elif clause:
+            clauses.append(clause)
+    return clauses
+
+
+def file_name_words(pdf: str) -> str:
+    """A document's file name as words ("Q9_Guideline.pdf" -> "Q9 Guideline"), for matching a question to it."""
+    return re.sub(r"[_\-.]+", " ", re.sub(r"\.pdf$", "", pdf, flags=re.I))
+
+
+def matching_terms(text: str) -> set[str]:
+    """``content_terms`` with a final silent e dropped, so 'reduce', 'reduces' and 'reduced' meet as 'reduc'."""
+    return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in content_terms(text)}
+
+
+# The disclaimers and distribution notes on every FDA/ICH guidance's title pages: never the answer to a question.
+DISCLAIMER = re.compile(
+    r"(?:represents?|will represent|will reflect)\b.{0,80}?current\s*thinking"
+    r"|does not (?:establish|create|confer)(?: or (?:create|confer))? any rights"
+    r"|not (?:be )?binding on (?:FDA|the public)|does not operate to bind"
+    r"|alternative approach (?:may be used )?if (?:it|such approach) satisfies"
+    r"|additional copies (?:of this guidance )?are available"
+    r"|contact the (?:FDA )?(?:staff|office) responsible|has been developed by the appropriate ICH",
+    re.IGNORECASE,
+)
+
+
+def disclaimer_share(text: str) -> float:
+    """Share of the text's words in disclaimer sentences: near 1 for a title page, small for a page of content."""
+    sentences = split_sentences(text)
+    total = sum(len(words(s)) for s in sentences)
+    return sum(len(words(s)) for s in sentences if DISCLAIMER.search(s)) / total if total else 0.0

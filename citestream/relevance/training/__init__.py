@@ -1,6 +1,0 @@
-"""How the relevance model is made: training pairs from the corpus and from FDA's own Q&A, then fine-tuning.
-
-``corpus`` reads the PDFs into chunks and sentence units (the ingest parser, no database), ``questions`` has a
-local LLM write questions about sentences (slow: run ahead, cached), ``pairs`` turns every source into labelled
-(question, text) pairs, ``train`` fine-tunes the cross-encoder and writes the shipped artifact.
-"""
