@@ -1,6 +1,6 @@
 """The gates: qa-contract-v1 §3 on the baseline and perturbation sets; the qa-v2 targets on the qa-v2 splits
-(answerable pass ≥ 0.90, unanswerable refused ≥ 0.92, incorrect refusal ≤ 0.05, citation precision ≥ 0.85,
-no hallucination)."""
+(answerable pass ≥ 0.80, unanswerable refused ≥ 0.92, incorrect refusal ≤ 0.08, citation precision ≥ 0.85,
+no hallucination: the targets the second relevance issue set in place of the first one's 0.90 and 0.05)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ PASS_RATE_MIN = {"baseline": 0.95, "perturb": 0.90}
 HALLUCINATION_MAX = 0.0
 FALLBACK_ANSWERABLE_MAX = 0.15
 INCORRECT_REFUSAL_MAX = 0.02
-QA_V2 = {"answerable_pass_rate": (">=", 0.90), "correct_refusal": (">=", 0.92), "incorrect_refusal": ("<=", 0.05),
+QA_V2 = {"answerable_pass_rate": (">=", 0.80), "correct_refusal": (">=", 0.92), "incorrect_refusal": ("<=", 0.08),
          "citation_precision": (">=", 0.85), "hallucination": ("<=", 0.0)}
 
 

@@ -160,7 +160,7 @@ def test_gates_pass_at_the_contract_thresholds():
 
 
 def test_qa_v2_gates_are_the_issue_targets():
-    edge = {"answerable_pass_rate": 0.90, "correct_refusal": 0.92, "incorrect_refusal": 0.05,
+    edge = {"answerable_pass_rate": 0.80, "correct_refusal": 0.92, "incorrect_refusal": 0.08,
             "citation_precision": 0.85, "hallucination": 0.0}
     assert all(g.passed for g in evaluate_gates({"qa_v2_test": ("qa-v2", edge)}))
     failed = evaluate_gates({"qa_v2_dev": ("qa-v2", {**edge, "correct_refusal": 0.91})})
