@@ -6,7 +6,7 @@ import asyncio
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from citestream import idle_fetch
+from citestream.streams import idle_fetch
 
 IDLE_S = 2.0
 CYCLE_S = 0.25

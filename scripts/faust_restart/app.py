@@ -56,7 +56,7 @@ async def rate(stream):
 if __name__ == "__main__":
     logging.basicConfig(level="INFO")
     sys.path.insert(0, str(ROOT))
-    from citestream import reconcile
+    from citestream.ops import reconcile
     from citestream.config import Settings
 
     settings = Settings(broker_url=BROKER, broker_session_timeout_s=6)
