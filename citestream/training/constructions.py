@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from ..core.clauses import agent_spans
 from .corpus import CorpusChunk, informative
+from .pairs import changed_number
 
 SEED = 20261127
 SENTENCES = 900
@@ -37,6 +38,8 @@ _FLIPS: tuple[tuple[str, str], ...] = (
     (r"\bis\b", "is not"), (r"\bare\b", "are not"),
 )
 _UNITS = ("days", "weeks", "months", "years", "hours", "minutes")
+_QUANTITY = re.compile(r"(?<![\w.(])\d+(?:\.\d+)?(?![\w)]|\.\w)")
+"""A number stated as a quantity: not part of a section reference ("314.50(d)") or a word ("Q8")."""
 _COMPARATORS = (("at least", "no more than"), ("no more than", "at least"), ("not more than", "at least"),
                 ("no less than", "no more than"), ("not less than", "no more than"), ("up to", "at least"),
                 ("within", "after"), ("more than", "less than"), ("less than", "more than"))
@@ -70,14 +73,7 @@ def changed_quantity(sentence: str, rng: random.Random) -> str | None:
         m = rng.choice(units)
         unit = rng.choice([u for u in _UNITS if u != m.group(3)])
         return sentence[:m.start(3)] + unit + sentence[m.end(3):]
-    numbers = list(re.finditer(r"(?<![\w.(])\d+(?:\.\d+)?(?![\w)]|\.\w)", sentence))
-    if not numbers:
-        return None
-    m = rng.choice(numbers)
-    value = float(m.group(0))
-    new = rng.choice([value * 2, value + rng.choice((1, 5, 10)), max(value / 2, value - 3)])
-    text = f"{new:g}" if new != value else f"{value + 1:g}"
-    return sentence[:m.start()] + text + sentence[m.end():]
+    return changed_number(sentence, rng, _QUANTITY)
 
 
 def changed_restrictor(sentence: str, _rng: random.Random) -> str | None:

@@ -113,8 +113,12 @@ _FLIPS = ((r"\bmust not\b", "must"), (r"\bshould not\b", "should"), (r"\bis not\
           (r"\brequired\b", "optional"), (r"\bbefore\b", "after"), (r"\bafter\b", "before"))
 
 
-def changed_number(claim: str, rng: random.Random) -> str | None:
-    numbers = list(re.finditer(r"\b\d+(?:\.\d+)?\b", claim))
+_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+
+
+def changed_number(claim: str, rng: random.Random, number: re.Pattern = _NUMBER) -> str | None:
+    """``claim`` with one ``number`` match, chosen by ``rng``, changed to another value; None without a number."""
+    numbers = list(number.finditer(claim))
     if not numbers:
         return None
     m = rng.choice(numbers)
