@@ -267,9 +267,11 @@ def file_name_words(pdf: str) -> str:
     return re.sub(r"[_\-.]+", " ", re.sub(r"\.pdf$", "", pdf, flags=re.I))
 
 
-def matching_terms(text: str) -> set[str]:
-    """``content_terms`` with a final silent e dropped, so 'reduce', 'reduces' and 'reduced' meet as 'reduc'."""
-    return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in content_terms(text)}
+@lru_cache(maxsize=16384)
+def matching_terms(text: str) -> frozenset[str]:
+    """``content_terms`` with a final silent e dropped, so 'reduce', 'reduces' and 'reduced' meet as 'reduc'.
+    Remembered: the relevance model's coverage check reads the same corpus sentences for every question."""
+    return frozenset(t[:-1] if len(t) > 4 and t.endswith("e") else t for t in content_terms(text))
 
 
 # The disclaimers and distribution notes on every FDA/ICH guidance's title pages: never the answer to a question.
