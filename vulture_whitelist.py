@@ -18,28 +18,28 @@ retrieval_top_k, selection_policy, evidence_block_sha256, assembly_metrics, allo
 _.evidence_for                                                             # models/assembly.py, used by tests
 elapsed_ms, schema_version                                                 # models/common.py
 llm_rows_rejected                                                          # models/filtering.py
-chunkCount, authoritySource, ingestedCount, chunkIds, docIds, outputs  # models/ingest.py, models/verify.py
+chunkCount, authoritySource, ingestedCount, chunkIds, docIds, outputs  # models/ingest.py, models/verdicts.py
 original_length, original_sha256, original_truncated, answerable_count, fallback_count  # models/ops.py
 asked_at                                                                   # models/question.py
 rerank_k, expansions, fused_candidates, scope_inferred, retrieval_trace    # models/retrieval.py
-claimId, claim_verdicts, overallPass                                       # models/verify.py
+claimId, claim_verdicts, overallPass                                       # models/verdicts.py
 matched_phrase                                                             # eval/score.py
 absent_terms, source_id                                                    # eval/sets.py (golden-set rows)
 cls  # first argument of pydantic's classmethod validators
 
 # dataclass fields: part of the record even where no caller reads them by name
-duplicate_rows          # qa/filter/llm.py ValidatedFacts (tests read it)
+duplicate_rows          # qa/filter/llm_filter.py ValidatedFacts (tests read it)
 strict_no_evidence, prompt_refusal_lock  # core/policy.py: policy fields, in the policy snapshot
 mmr_applied             # qa/retrieve/acceptance.py Accepted
 description             # topics TopicSpec
 timestamp_ms            # web/views.py: a JSON field the page's script reads
 
 # arguments that are part of an lru_cache key (a changed file is read again)
-mtime                   # ingest/authority.py _manifest
+mtime                   # ingest/issuer.py _manifest
 
 # framework hooks
 _.on_partitions_revoked, _.on_partitions_assigned, revoked  # web/bridge.py: aiokafka ConsumerRebalanceListener
-_.__qualname__          # streams/app.py: faust names the agent by it
+_.__qualname__          # streams/faust_app.py: faust names the agent by it
 _._add_gap              # streams/faust_fixes.py: a patch on faust's Consumer
 
 # imported under TYPE_CHECKING and named only in a cast("...") string, which vulture does not read
@@ -47,13 +47,13 @@ CreateChatCompletionResponse  # llm/local.py, training/questions.py
 
 # version labels naming what the module implements (see its docstring)
 SANITIZATION_MODE       # core/sanitize.py
-FILTER_PROMPT_VERSION   # qa/filter/llm.py
+FILTER_PROMPT_VERSION   # qa/filter/llm_filter.py
 
 # public API used by tests, bench/ and scripts/ (outside what vulture reads)
 read_topic              # ops/client.py
 _.owner_dsn             # config.py
 _.embed_one             # embedding.py
-page_texts, corpus_pdfs  # eval/corpus.py, ingest/pdf.py
+page_texts, corpus_pdfs  # eval/page_text.py, ingest/pdf.py
 word_key, UNANSWERABLE_CATEGORIES  # eval/sets.py
 docker_servers          # infra/docker.py (tests/conftest.py with CITESTREAM_INFRA=docker)
 _.drop_database         # infra/postgres.py

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from citestream.config import get_settings
 from citestream.models import QuestionEvent
-from citestream.pipeline import answer_inprocess
+from citestream.inprocess import answer_inprocess
 from citestream.deps import Deps
 from citestream.embedding import get_relevance_embedder
 

@@ -38,7 +38,7 @@ from citestream import infra
 from citestream.config import PROJECT_ROOT, get_settings
 from citestream.embedding import get_embedder, get_relevance_embedder, relevance_embedder_name
 from citestream.models import QuestionEvent
-from citestream.pipeline import answer_inprocess
+from citestream.inprocess import answer_inprocess
 from citestream.core.policy import RetrievalPolicy
 from citestream.store import ChunkSearch, ChunkStore, SentenceVectors, engine_for, sentence_vectors
 from citestream.store.db import as_array

@@ -41,7 +41,7 @@ from citestream.deps import Deps
 from citestream.embedding import Embedder, relevance_embedder_at
 from citestream.models import QuestionEvent
 from citestream.flow import QUESTION_PATH
-from citestream.pipeline import answer_inprocess, run_steps
+from citestream.inprocess import answer_inprocess, run_steps
 
 from ._support import CORPUS, Worker, ensure_corpus, percentile, unique_questions
 

@@ -19,7 +19,7 @@ from citestream.config import get_settings
 from citestream.ops.demo_pdfs import smoke_dataset
 from citestream.ingest import ingest_request
 from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument
-from citestream.models.verify import Claim
+from citestream.models.verdicts import Claim
 from citestream.deps import Deps
 from citestream.verification import RelevanceJudge, pack_finder, verify_claims
 

@@ -90,7 +90,7 @@ class Deps:
 
     @cached_property
     def provenance(self):
-        from .store.provenance import ProvenanceStore
+        from .store.emissions import ProvenanceStore
 
         return ProvenanceStore(self.engine)
 

@@ -1,7 +1,7 @@
 """The flow, declared once: which stage reads which topic, runs which function and writes which topic.
 
 The faust agents are generated from ``FLOW`` (``streams.agents``) and the in-process path walks
-``QUESTION_PATH`` (``pipeline``), so the two cannot differ. What an agent does beyond decode → run → publish
+``QUESTION_PATH`` (``inprocess``), so the two cannot differ. What an agent does beyond decode → run → publish
 is a flag on its row, never a comparison of topic names. Each row's record types are checked against the
 topic registry when this module is imported.
 
@@ -49,8 +49,8 @@ class Step:
     """Counts the output's ``fallback_used`` in the fallback metric."""
     takes_together: bool = False
     """Takes up to ``questions_together`` records at once and runs them side by side: the stage where the models'
-    passes are heaviest, so calls that meet are batched (``batching.Coalescer``). Each record is still decoded,
-    admitted, published and recorded on its own."""
+    passes are heaviest, so calls that meet are batched (``embedding.batching.Coalescer``). Each record is still
+    decoded, admitted, published and recorded on its own."""
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(self.run)

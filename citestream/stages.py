@@ -1,6 +1,6 @@
 """The stage functions: ``fn(record, deps) -> record``, one per row of ``flow.FLOW``.
 
-Plain functions, so the faust agents (``streams``) and the in-process path (``pipeline``) run the very same
+Plain functions, so the faust agents (``streams``) and the in-process path (``inprocess``) run the very same
 code. Each refuses a record by raising ``RecordRejected`` with a reason code; the caller dead-letters it.
 """
 

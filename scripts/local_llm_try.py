@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 from citestream.models.question import QuestionEvent
-from citestream.pipeline import answer_inprocess
+from citestream.inprocess import answer_inprocess
 from citestream.deps import get_deps
 
 GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "golden_set.jsonl"

@@ -28,7 +28,7 @@ import numpy as np
 from citestream.deps import get_deps
 from citestream.embedding import get_relevance_embedder
 from citestream.eval.sets import DEV_SET, blind, contains_phrase, load_set, set_name
-from citestream.qa.retrieve.authority import asked_scope
+from citestream.qa.retrieve.scope import asked_scope
 from citestream.relevance import RelevanceModel
 from citestream.training.train import auc, threshold_ceiling
 from citestream.qa.retrieve.acceptance import rerank_pool

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from citestream.batching import Coalescer
+from citestream.embedding.batching import Coalescer
 
 
 class _Recorder:
@@ -69,7 +69,7 @@ def test_a_run_that_loses_results_is_an_error_not_a_wrong_answer():
 def test_a_pass_output_is_cut_back_into_its_calls_parts_empty_ones_included():
     import numpy as np
 
-    from citestream.batching import split_rows
+    from citestream.embedding.batching import split_rows
 
     parts = split_rows(np.arange(5), [2, 0, 3])
     assert [p.tolist() for p in parts] == [[0, 1], [], [2, 3, 4]]

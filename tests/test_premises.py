@@ -1,8 +1,8 @@
-"""What a question takes for granted (``core.premises``), read from its grammar; made-up questions only."""
+"""What a question takes for granted (``core.assumptions``), read from its grammar; made-up questions only."""
 
 import pytest
 
-from citestream.core.premises import premises
+from citestream.core.assumptions import premises
 
 
 @pytest.mark.parametrize("question,background,expected", [

@@ -1,7 +1,7 @@
 """Semantic QA compliance reports (qa_semantic_compliance_output.v1): schema, validator, evaluators."""
 
 from .evaluate import compliance_report, embedding_relatedness
-from .offline import Classification, classify, lexical_relatedness
+from .rule_evaluator import Classification, classify, lexical_relatedness
 from .report import build_report
 from .validator import SCHEMA_VERSION, ReportInvalid, Violation, report_schema, report_violations, validate_report
 

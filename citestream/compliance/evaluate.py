@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from ..llm import LLMBackend
 from ..models.compliance import ComplianceReportRecord, ComplianceRequest
-from .llm import llm_report
-from .offline import Relatedness, classify, lexical_relatedness
+from .llm_evaluator import llm_report
+from .rule_evaluator import Relatedness, classify, lexical_relatedness
 from .report import build_report
 from .validator import ReportInvalid, Violation, validate_report
 

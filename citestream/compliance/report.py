@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .offline import Classification
+from .rule_evaluator import Classification
 from .validator import SCHEMA_VERSION
 
 PROMPT_VERSION = "qa_semantic_compliance_offline_v1"

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..models.retrieval import GroundingPack
-from ..models.verify import Claim
+from ..models.verdicts import Claim
 from ..verification.judge import ClaimJudge
-from ..verification.verify import fail_closed
+from ..verification.verify_claims import fail_closed
 
 LABELS = ("supported", "contradicted", "absent")
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .gates import evaluate_gates
-from .report import EvalReport, SetReport, compare, load_json, render, write_json
+from .run_report import EvalReport, SetReport, compare, load_json, render, write_json
 from .score import breakdown, fetch_chunk_texts, metrics, score_item
 from .sets import DEFAULT_SETS, GoldenItem, load_set, set_name
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .report import SetReport
+from .run_report import SetReport
 
 
 def plot_set(report: SetReport, path: Path) -> Path:

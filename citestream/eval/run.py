@@ -38,7 +38,7 @@ def run_kafka(items: Sequence[GoldenItem], timeout_s: float | None = None, setti
 
 def run_inprocess(items: Sequence[GoldenItem], deps=None) -> Replies:
     """The same stage functions, called in this process one question at a time."""
-    from ..pipeline import answer_inprocess
+    from ..inprocess import answer_inprocess
     from ..deps import get_deps
 
     deps = deps or get_deps()

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..deps import get_deps
     from ..flow import QUESTION_PATH
     from ..models import FactsRecord
-    from ..pipeline import run_steps
+    from ..inprocess import run_steps
     from ..qa.retrieve import held_back
     from .run import questions_for
 

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox.limits import PdfRejected
+from ..sandbox.budget import PdfRejected
 from ..sandbox.pool import pdf_pool
 
 

@@ -24,7 +24,7 @@ from ..embedding import Embedder, get_relevance_embedder, relevance_embedder_nam
 from ..store import ChunkRow, ChunkStore, DocumentRow
 from ..store.chunks import CLI, INLINE, UPLOAD, check_owner
 from ..core.text_units import scored_units
-from .authority import decide_authority, manifest_authorities
+from .issuer import decide_authority, manifest_authorities
 from .chunking import Piece, child_pieces_from_blocks, group_parents
 from .layout import Block, extract_blocks
 from .paths import ingest_roots, origin_of, read_capped

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..batching import split_rows
+from ..embedding.batching import split_rows
 from ..models.evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
 from ..core.slots import fills

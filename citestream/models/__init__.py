@@ -11,7 +11,7 @@ from .ingest import IngestRequest, IngestResult, InlineDocument
 from .ops import FALLBACK_ALERT_MESSAGE, DeadLetter, FallbackRateAlert
 from .question import QuestionEvent
 from .retrieval import Fact, FactsRecord, GroundingPack, RelevanceTrace, RetrievalTrace
-from .verify import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult
+from .verdicts import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult
 
 __all__ = [
     "AnswerBundle", "AnswerSentence", "BoundConstraint", "ClaimVerdict", "ClaimVerifyRequest",

@@ -20,7 +20,7 @@ class ComplianceRequest(Envelope):
     """Key: ``request_id``. A generated document (JSON) and the constraints bound to it.
 
     ``document`` is free-form JSON: the record's byte cap and the decoder's
-    nesting limit bound it (``streams.app``).
+    nesting limit bound it (``streams.faust_app``).
     """
 
     policy_version: Name | None = None

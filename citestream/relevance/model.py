@@ -25,8 +25,8 @@ vectors are cached per text, whatever the question: a stream over one corpus mee
 again, so after a warm-up the blend's cosine costs a dot product (bench/relevance.py measures both); a corpus
 sentence's vector is computed at ingest and read from Postgres (``read_stored_vectors``), so no worker warms up.
 
-Calls from several threads that meet are served by one pass of each model (``batching.Coalescer``): the retrieve
-agent runs several questions side by side.
+Calls from several threads that meet are served by one pass of each model (``embedding.batching.Coalescer``): the
+retrieve agent runs several questions side by side.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..batching import Coalescer, split_rows
+from ..embedding.batching import Coalescer, split_rows
 from ..core.hashing import file_sha256
 from ..embedding import DELTA_FILE, METADATA_FILE, quiet_model_loading
 from ..core.text_units import matching_terms, scored_units

@@ -17,7 +17,7 @@ import signal
 import sys
 
 from . import frames, pdfium_ops
-from .limits import PdfLimits, PdfRejected
+from .budget import PdfLimits, PdfRejected
 
 OPS = {
     "parse": lambda data, limits, args: (pdfium_ops.parse(data, limits), b""),

@@ -17,7 +17,7 @@ import re
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from .limits import PdfLimits, PdfRejected
+from .budget import PdfLimits, PdfRejected
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n|(?<=\ufffe)")
 """pdfium ends a line hyphenated at its end with U+FFFE and runs on into the next line: split there too."""

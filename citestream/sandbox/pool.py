@@ -23,7 +23,7 @@ from typing import Any
 
 from ..config import Settings, get_settings
 from . import frames
-from .limits import PdfLimits, PdfRejected
+from .budget import PdfLimits, PdfRejected
 
 _CHILD_ENV = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
 """What a child inherits of the environment: enough to start Python, no secret (database, broker or API keys)."""

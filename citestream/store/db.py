@@ -33,7 +33,7 @@ PING_AFTER_IDLE_S = 1.0
 checkout (``pool_pre_ping``): under load a connection comes back within milliseconds, and the ping was a round trip
 per checkout, 5 a question. A connection that broke while in use is caught where it is used: ``driver_rows`` and
 SQLAlchemy raise ``OperationalError``, the connection is invalidated, and the stage waits the outage out
-(``streams.app``)."""
+(``streams.faust_app``)."""
 
 
 def make_engine(dsn: str) -> Engine:

@@ -1,8 +1,8 @@
 """One agent per row of ``flow.FLOW``, each named ``citestream.<stage>`` and reading the row's source topic; then the
-fallback-rate alert. Importing this module wires them all on ``app`` (the worker does, ``cli.cmd_worker``)."""
+fallback-rate alert. Importing this module wires them all on ``faust_app.app`` (the worker does, ``cli.cmd_worker``)."""
 
 from ..flow import FLOW
-from .app import app, wire
+from .faust_app import app, wire
 
 for _step in FLOW:
     wire(_step)

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from ..models import FactsRecord, FallbackRateAlert
 from ..topics import spec
-from .app import app, kafka_topic, sealed, settings, stream_deps
+from .faust_app import app, kafka_topic, sealed, settings, stream_deps
 
 log = logging.getLogger("citestream.streams.alerts")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .judge import ClaimJudge
 from .llm_judge import LLMJudge
-from .offline import OfflineJudge
+from .rule_judge import OfflineJudge
 from .relevance_judge import RelevanceJudge
-from .verify import fail_closed, pack_finder, verify_claims
+from .verify_claims import fail_closed, pack_finder, verify_claims
 
 
 def judge_from_settings(settings, llm_factory, relevance_factory) -> ClaimJudge:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..models.retrieval import GroundingPack
-from ..models.verify import Claim, ClaimVerdict
+from ..models.verdicts import Claim, ClaimVerdict
 
 
 class ClaimJudge(Protocol):

@@ -12,8 +12,8 @@ import json
 
 from ..llm import LLMBackend, LLMError, TransientLLMError
 from ..models.retrieval import GroundingPack, GroundingChunk
-from ..models.verify import Claim, ClaimVerdict, EvidenceRef
-from .offline import conflicts, spans
+from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
+from .rule_judge import conflicts, spans
 from .terms import claim_terms
 
 PROMPT = """You verify one claim against numbered evidence chunks. Use only the evidence.

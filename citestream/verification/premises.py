@@ -1,11 +1,11 @@
-"""A question's premises checked the way a claim is checked (``core.premises`` reads them from the question)."""
+"""A question's premises checked the way a claim is checked (``core.assumptions`` reads them from the question)."""
 
 from __future__ import annotations
 
 from ..models import NoAnswer
-from ..models.verify import Claim
+from ..models.verdicts import Claim
 from .judge import ClaimJudge
-from .verify import PackForQuery, fail_closed
+from .verify_claims import PackForQuery, fail_closed
 
 PACK_SIZE = 8
 

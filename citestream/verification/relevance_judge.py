@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 from ..core.clauses import SELF_REFERENCES
 from ..models.retrieval import GroundingChunk, GroundingPack
-from ..models.verify import Claim, ClaimVerdict, EvidenceRef
+from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
 from ..core.text_units import file_name_words, sentence_units, words
 from .checks import direction_conflict, negated_where, swapped_roles
 from .numbers import check_numbers
-from .offline import in_context
+from .rule_judge import in_context
 from .structure import participants, structural_conflict
 from .terms import claim_terms, missing_terms
 

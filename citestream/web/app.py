@@ -36,7 +36,7 @@ from ..models.common import RequestId
 from ..store import engine_for
 from . import queries, render, uploads
 from .bridge import Bridge, sse_payload
-from .limits import BodyTooLarge, Slots, read_capped
+from .throttle import BodyTooLarge, Slots, read_capped
 from .security import SecurityHeaders
 from .settings import WebSettings, get_web_settings
 from .timeline import Throttled, Timelines

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import PROJECT_ROOT, get_settings
-from ..sandbox.limits import PdfRejected
+from ..sandbox.budget import PdfRejected
 from ..sandbox.pool import pdf_pool
 from .queries import DocumentInfo
 

@@ -28,7 +28,7 @@ from ..config import Settings
 from ..core.errors import RecordRejected
 from ..core.strict_json import check_size, decode_json
 from ..topics import spec
-from .limits import PerMinute
+from .throttle import PerMinute
 from .queries import chain_status, ledger_rows, request_state
 from .settings import WebSettings
 from .trust import PageTrust

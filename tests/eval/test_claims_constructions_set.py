@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from citestream.eval.corpus import CORPUS_DIR, page_texts
+from citestream.eval.page_text import CORPUS_DIR, page_texts
 from citestream.eval.sets import GOLDEN_DIR, phrase_key
 
 SET = GOLDEN_DIR / "claims_constructions_dev.jsonl"

@@ -13,7 +13,7 @@ import pytest
 
 from citestream.eval.gates import evaluate_gates, gate_lines
 from citestream.eval.main import score_set
-from citestream.eval.report import EvalReport, render
+from citestream.eval.run_report import EvalReport, render
 from citestream.eval.run import run_inprocess, run_kafka
 from citestream.eval.sets import PERTURB_SET, load_set, set_name
 from citestream.deps import Deps

@@ -4,7 +4,7 @@ import pytest
 
 from citestream.eval.gates import FALLBACK_ALERT, evaluate_gates, gate_lines
 from citestream.eval.main import cmd_eval, role_of
-from citestream.eval.report import EvalReport, SetReport, compare, render, write_json
+from citestream.eval.run_report import EvalReport, SetReport, compare, render, write_json
 from citestream.eval.score import ItemResult, breakdown, metrics, score_item
 from citestream.eval.sets import GoldenItem, PageRef, contains_phrase, phrase_key
 from citestream.models import REFUSAL_TEXT, ValidatedAnswer

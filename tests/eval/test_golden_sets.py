@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from citestream.eval.corpus import CORPUS_DIR, corpus_pdfs, page_texts
+from citestream.eval.page_text import CORPUS_DIR, corpus_pdfs, page_texts
 from citestream.eval.sets import (
     BASELINE_SET, PERTURB_SET, UNANSWERABLE_CATEGORIES, contains_phrase, load_set, word_key,
 )

@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from citestream.config import PROJECT_ROOT
-from citestream.eval.corpus import CORPUS_DIR, corpus_pdfs, page_texts
+from citestream.eval.page_text import CORPUS_DIR, corpus_pdfs, page_texts
 from citestream.eval.sets import GOLDEN_DIR, UNANSWERABLE_CATEGORIES, contains_phrase, load_set, phrase_key, word_key
 
 QA_DEV, QA_TEST = GOLDEN_DIR / "qa_v2_dev.jsonl", GOLDEN_DIR / "qa_v2_test.jsonl"

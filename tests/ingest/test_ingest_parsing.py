@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from citestream.ingest.authority import decide_authority
+from citestream.ingest.issuer import decide_authority
 from citestream.ingest.chunking import CHILD_CHARS, OVERFLOW, PARENT_CHARS, child_pieces_from_blocks, group_parents
 from citestream.ingest.layout import Block, extract_blocks
 from citestream.ingest.pdf import Fragment, RawPage, UnreadablePdf, read_pages

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from citestream.ingest.pdf import UnreadablePdf, read_pages
-from citestream.sandbox.limits import PdfLimits, PdfRejected
+from citestream.sandbox.budget import PdfLimits, PdfRejected
 from citestream.sandbox.pool import PdfPool
 
 from tests.support.ingest import (

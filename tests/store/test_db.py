@@ -21,7 +21,7 @@ def _terminate(dsn: str, pid: int) -> None:
 
 @pytest.mark.parametrize("opening", ["connect", "begin"])
 def test_a_connection_that_breaks_in_use_raises_operational_error_and_is_not_pooled_again(database, opening):
-    """A stage waits out ``OperationalError`` (streams.app); psycopg's own error from a direct statement would
+    """A stage waits out ``OperationalError`` (streams.faust_app); psycopg's own error from a direct statement would
     have failed the question instead."""
     engine = make_engine(database)
     try:

@@ -15,7 +15,7 @@ from citestream.models import GenerationRecord, PromptRecord
 from citestream.qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
 from citestream.store import Ledger
 from citestream.store.db import make_engine
-from citestream.store.provenance import ProvenanceStore
+from citestream.store.emissions import ProvenanceStore
 
 from tests.support.bundles import prompt_record
 

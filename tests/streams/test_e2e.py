@@ -58,7 +58,7 @@ def test_questions_published_together_are_answered_once_each_as_if_alone(worker,
     """The retrieve agent takes questions in groups and runs them side by side (their model passes batched): each
     still gets its one answer, its one ledger row, and the answer the stage functions give it alone in-process."""
     from citestream.deps import Deps
-    from citestream.pipeline import answer_inprocess
+    from citestream.inprocess import answer_inprocess
 
     asked = ["By how much do DOACs such as apixaban reduce stroke risk in atrial fibrillation?",
              "What complete remission rates has CD19 CAR-T cell therapy achieved in ALL?",

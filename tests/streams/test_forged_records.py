@@ -19,7 +19,7 @@ from citestream.core.errors import RecordRejected
 from citestream.deps import Deps
 from citestream.flow import QUESTION_PATH
 from citestream.models import QuestionEvent, RelevantFactsRecord
-from citestream.pipeline import run_steps
+from citestream.inprocess import run_steps
 from citestream.sealing import RecordSealer
 
 from tests.streams.test_hostile import GOOD_QUESTION, _assert_alive_and_quiet, _send_raw, _wait_for_letters

@@ -1,7 +1,7 @@
 """The same stage functions, chained in-process, on the smoke documents."""
 
 from citestream.models import QuestionEvent, REFUSAL_TEXT
-from citestream.pipeline import answer_inprocess
+from citestream.inprocess import answer_inprocess
 from citestream.deps import Deps
 
 from tests.support.common import new_request_id

@@ -10,7 +10,7 @@ import pytest
 
 from citestream.core.clauses import clauses
 from citestream.models.retrieval import GroundingChunk, GroundingPack
-from citestream.models.verify import Claim
+from citestream.models.verdicts import Claim
 from citestream.verification import RelevanceJudge
 from citestream.verification.structure import participants, structural_conflict
 

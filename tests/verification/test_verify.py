@@ -13,7 +13,7 @@ from citestream.llm import OpenAIBackend
 from citestream.models import ClaimVerifyRequest, ClaimVerifyResult
 from citestream.models.agent import AgentError
 from citestream.models.retrieval import GroundingChunk, GroundingPack
-from citestream.models.verify import Claim, ClaimVerdict, EvidenceRef
+from citestream.models.verdicts import Claim, ClaimVerdict, EvidenceRef
 from citestream.verification import LLMJudge, OfflineJudge, fail_closed, verify_claims
 from citestream.verification.numbers import check_numbers
 

@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from citestream.ops.client import ask_many, read_topic
 from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument
-from citestream.models.verify import Claim
+from citestream.models.verdicts import Claim
 from citestream.store import ChunkStore
 
 from tests.support.common import new_request_id

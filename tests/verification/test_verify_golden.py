@@ -81,7 +81,7 @@ def _pack(text: str, pdf: str, authority: str):
 def test_a_restatement_passes_but_a_changed_name_reference_or_restrictor_does_not(relevance):
     """The model judges the wording; names (also the document's: "ICH Q9" for Q9_Guideline.pdf), section
     references and restrictors stay exact."""
-    from citestream.models.verify import Claim
+    from citestream.models.verdicts import Claim
 
     judge = RelevanceJudge(relevance)
 

@@ -21,7 +21,7 @@ from citestream.ops.client import read_topic
 from citestream.models import QuestionEvent, ValidatedAnswer
 from citestream.sealing import RecordSealer
 from citestream.web.kept import KeptEvents, event_bytes
-from citestream.web.limits import BodyTooLarge, PerMinute, read_capped
+from citestream.web.throttle import BodyTooLarge, PerMinute, read_capped
 from citestream.web.views import WebEvent
 
 from tests.support.browser import WebProcess

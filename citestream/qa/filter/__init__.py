@@ -17,8 +17,8 @@ from ...llm import LLMBackend
 from ...models import Fact, FactsRecord, NoAnswer, RelevantFactsRecord
 from ...models.filtering import DroppedFact
 from ...core.policy import Policy
-from .llm import InvalidReply, build_filter_prompt, reply_payload, validate_relevant_facts
-from .local import artifact_reason, is_artifact, local_filter, similarity_key
+from .llm_filter import InvalidReply, build_filter_prompt, reply_payload, validate_relevant_facts
+from .rule_filter import artifact_reason, is_artifact, local_filter, similarity_key
 
 log = logging.getLogger(__name__)
 

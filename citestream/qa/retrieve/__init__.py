@@ -3,7 +3,7 @@ fallback with its gate, query expansion, authority scope; the GroundingPack buil
 
 One module per job: ``expansion`` (the rule table), ``candidates`` (lists from Postgres, fused), ``fusion``
 (RRF, MMR), ``gate`` (floor, fallback gate), ``acceptance`` (floor → MMR → fallback), ``facts`` (the
-FactsRecord), ``grounding`` (the GroundingPack), ``debug_text`` (the FACTS: text contract), ``authority`` (the
+FactsRecord), ``grounding`` (the GroundingPack), ``debug_text`` (the FACTS: text contract), ``scope`` (the
 scope a question names), ``reading`` and ``lexicon`` (how a question is read in the corpus' words).
 """
 

@@ -1,7 +1,7 @@
 """Phase A: retrieve facts for a question (qa-contract-v1 §1), gated by the relevance model. Facts only; never
 an answer.
 
-1. Whose rules: the authorities the question names narrow the scope (``authority``); a question about
+1. Whose rules: the authorities the question names narrow the scope (``scope``); a question about
    a regulator with no indexed documents is refused here (WRONG_AUTHORITY).
 2. Hybrid candidates, fused (``candidates``).
 3. The relevance model scores the best fused candidates; its score is MMR's relevance and the facts' order.
@@ -15,7 +15,7 @@ from ...embedding import Embedder
 from ...models import Fact, FactsRecord, NoAnswer, QuestionEvent, QuestionReading, RelevanceTrace, RetrievalTrace
 from ...core.policy import Policy, RelevancePolicy, RetrievalPolicy
 from ...relevance import RelevanceModel
-from .authority import asked_scope
+from .scope import asked_scope
 from ...store import ChunkSearch
 from ...store.search import Scope
 from .candidates import gather

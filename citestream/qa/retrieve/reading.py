@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from ...core.premises import premises
+from ...core.assumptions import premises
 from ...core.slots import asked_slot
 from ...models import QuestionReading
 from ...store import ChunkSearch, ChunkStore

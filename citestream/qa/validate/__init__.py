@@ -36,7 +36,7 @@ from ...models.common import NoAnswer
 from ...models.assembly import AnswerBundle, SelectedEvidence
 from ...core.texts import PROMPT_REFUSAL_LOCK
 from ...core.policy import Policy
-from ...batching import split_rows
+from ...embedding.batching import split_rows
 from ...core.slots import fills
 from ...core.text_units import matching_terms, passage_words, read_units, split_sentences, words
 

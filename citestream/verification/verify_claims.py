@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from ..models.agent import AgentError
 from ..models.retrieval import GroundingPack
-from ..models.verify import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult, VerifyOutputs
+from ..models.verdicts import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult, VerifyOutputs
 from .judge import ClaimJudge
 
 PackForQuery = Callable[[str, str, int], tuple[GroundingPack | None, AgentError | None]]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models.retrieval import GroundingChunk, GroundingPack
-from ..models.verify import Claim, ClaimVerdict, EvidenceRef
+from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
 from ..core.text_units import normalize, split_sentences
 from .checks import direction_conflict, negated, negated_where, swapped_roles
 from .numbers import check_numbers

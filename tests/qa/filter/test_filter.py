@@ -11,7 +11,7 @@ import json
 import pytest
 
 from citestream.qa.filter import validate_relevant_facts, artifact_reason, filter_facts, run_filter
-from citestream.qa.filter.llm import InvalidReply, build_filter_prompt
+from citestream.qa.filter.llm_filter import InvalidReply, build_filter_prompt
 from citestream.llm import LLMError, LLMReply
 from citestream.models import Fact, FactsRecord, RetrievalTrace
 from citestream.core.policy import DEFAULT_POLICY

@@ -2,7 +2,7 @@
 
 import pytest
 
-from citestream.qa.retrieve.authority import asked_scope, named_authorities
+from citestream.qa.retrieve.scope import asked_scope, named_authorities
 
 INDEXED = {"FDA", "ICH"}
 

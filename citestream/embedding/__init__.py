@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .batching import Coalescer
-from .core.hashing import file_sha256
+from ..core.hashing import file_sha256
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -122,7 +122,7 @@ class Embedder:
 
     def embed_together(self, texts: Sequence[str]) -> np.ndarray:
         """``embed`` for a question's few texts, in one pass with the texts of other questions asked meanwhile
-        (``batching.Coalescer``): 14 → 5 ms a question in passes of eight (bench/batching.py)."""
+        (``embedding.batching.Coalescer``): 14 → 5 ms a question in passes of eight (bench/batching.py)."""
         return self._together(list(texts))
 
     def _embed_calls(self, calls: list[list[str]]) -> list[np.ndarray]:
@@ -138,12 +138,12 @@ class Embedder:
 
 @lru_cache(maxsize=1)
 def get_embedder() -> Embedder:
-    from .config import get_settings
+    from ..config import get_settings
 
     return Embedder(batch_size=get_settings().embedding_batch_size)
 
 
-RELEVANCE_EMBEDDER_DIR = Path(__file__).resolve().parent / "relevance" / "embedder_weights"
+RELEVANCE_EMBEDDER_DIR = Path(__file__).resolve().parents[1] / "relevance" / "embedder_weights"
 """The relevance blend's embedding model (``citestream model embedder``): MiniLM-L6 tuned on the corpus' questions,
 stored as its encoder layers in float16 over this package's token embeddings. Retrieval keeps the stock model."""
 DELTA_FILE = "delta.safetensors"  # a trained model's weights, over the base package's (the cross-encoder's too)
@@ -159,7 +159,7 @@ def base_name(folder: Path) -> str:
 def base_path(name: str) -> str:
     """Where the base model an artifact names is: the package's for all-MiniLM-L6-v2, else the state folder's
     ``models/<name>`` (``make mpnet`` puts all-mpnet-base-v2 there)."""
-    from .config import get_settings
+    from ..config import get_settings
 
     if name == MODEL_NAME:
         return model_path()
@@ -170,7 +170,7 @@ def base_path(name: str) -> str:
 
 
 def relevance_embedder_dir() -> Path:
-    from .config import get_settings
+    from ..config import get_settings
 
     return Path(get_settings().relevance_embedder or RELEVANCE_EMBEDDER_DIR)
 
@@ -202,7 +202,7 @@ def relevance_embedder_at(folder: Path) -> Embedder:
     import torch
     from safetensors.torch import load_file
 
-    from .config import get_settings
+    from ..config import get_settings
 
     name = _embedder_name(folder)
     if not (folder / DELTA_FILE).is_file():  # a sentence-transformers folder, zero-shot (stock MiniLM, mpnet)

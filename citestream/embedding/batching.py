@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from . import metrics
+from .. import metrics
 
 T = TypeVar("T")
 R = TypeVar("R")

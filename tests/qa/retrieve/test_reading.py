@@ -46,7 +46,7 @@ def test_retrieve_carries_the_reading_to_every_stage(settings, smoke_ingested):
     """On the real model and Postgres: the reading made in retrieve reaches the answer, and the typo'd question is
     answered as the plain one is."""
     from citestream.deps import Deps
-    from citestream.pipeline import answer_inprocess
+    from citestream.inprocess import answer_inprocess
 
     deps = Deps(settings)
     answer = answer_inprocess(QuestionEvent(request_id="reading-typo",
