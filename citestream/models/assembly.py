@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, SentenceScores, StampedEnvelope
 
 _SAFE_ID = re.compile(r"^[^\s|\[\]]+$")  # ids go inside the evidence header: no spaces, bars or brackets
 _SAFE_PDF = re.compile(r"^[^\x00-\x1f\x7f|\[\]#]+$")
@@ -214,3 +214,4 @@ class PromptRecord(StampedEnvelope, Sealed):
     fallback_used: bool = False
     no_answer: NoAnswer | None = None
     reading: QuestionReading | None = None
+    sentence_scores: SentenceScores | None = None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, UTC
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from .limits import MAX_INPUT_TRACE_STAGES, MAX_NAME_CHARS, MAX_TEXT_CHARS, MAX_TRACE_STAGES
+from .limits import MAX_CARRIED_SCORES, MAX_INPUT_TRACE_STAGES, MAX_NAME_CHARS, MAX_TEXT_CHARS, MAX_TRACE_STAGES
 
 RequestId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:\-]+$")]
 Name = Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)]
@@ -61,6 +62,28 @@ class QuestionReading(Contract):
     slot: AskedSlot = Field("open", description="What it asks for: an answer sentence must hold a value of that kind")
     premises: list[str] = Field(default_factory=list, max_length=16,
                                 description="What it takes for granted, checked like claims before any answer")
+
+
+def reading_key(text: str) -> str:
+    """A sentence reading's key in ``SentenceScores``: 16 hex digits of its BLAKE2b, so a record carries the scores
+    and not a second copy of its evidence."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+ReadingKey = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class SentenceScores(Contract):
+    """The relevance model's scores of a question's evidence sentences (each reading, ``text_units.scored_units``,
+    keyed by ``reading_key``) for the question as read (``asked``), before any bonus. Retrieve computes them and the
+    question's records carry them, so generate's sentence choice and validate's R5 read them instead of scoring the
+    same sentences again, in whichever worker they run; a reading a later stage scores is added. Scores of another
+    model or another reading of the question are not used."""
+
+    model: Name = Field(min_length=1)
+    asked: str = Field(min_length=1)
+    scores: dict[ReadingKey, Probability] = Field(default_factory=dict, max_length=MAX_CARRIED_SCORES)
 
 
 class StageTiming(Contract):

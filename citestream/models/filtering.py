@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, SentenceScores, StampedEnvelope
 from .retrieval import Fact
 
 DropReason = Literal[
@@ -45,6 +45,7 @@ class RelevantFactsRecord(StampedEnvelope, Sealed):
     fallback_used: bool = False
     no_answer: NoAnswer | None = None
     reading: QuestionReading | None = None
+    sentence_scores: SentenceScores | None = None
 
     @model_validator(mode="after")
     def _no_evidence_means_empty(self) -> RelevantFactsRecord:

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .assembly import AnswerBundle
-from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, SentenceScores, StampedEnvelope
 
 
 class LLMExecutionResult(Contract):
@@ -37,3 +37,4 @@ class GenerationRecord(StampedEnvelope, Sealed):
     fallback_used: bool = False
     no_answer: NoAnswer | None = None
     reading: QuestionReading | None = None
+    sentence_scores: SentenceScores | None = None

@@ -34,6 +34,8 @@ MAX_CLAIMS = 200
 MAX_CLAIM_CHARS = 4000
 MAX_CONSTRAINTS = 200
 MAX_QUERY_CHARS = 2000
+MAX_CARRIED_SCORES = 4096
+"""Sentence scores a question record carries (its facts' sentence readings: a few hundred)."""
 
 
 def clamp_int(low: int, high: int) -> BeforeValidator:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, StampedEnvelope
+from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, SentenceScores, StampedEnvelope
 
 
 class Fact(Contract):
@@ -73,6 +73,7 @@ class FactsRecord(StampedEnvelope, Sealed):
     relevance: RelevanceTrace | None = None
     no_answer: NoAnswer | None = None
     reading: QuestionReading | None = None
+    sentence_scores: SentenceScores | None = None
 
 
 class GroundingChunk(Contract):

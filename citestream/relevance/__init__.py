@@ -1,9 +1,10 @@
 """Relevance and answerability: a cross-encoder trained here judges whether a text answers a question.
 
-``model`` loads and runs it (shipped weights, or any cross-encoder by path or hub name); ``citestream.training``
-makes it (``make model``).
+``model`` loads and runs it (shipped weights, or any cross-encoder by path or hub name); ``carried`` hands a stage the
+scores its record carries; ``citestream.training`` makes it (``make model``).
 """
 
+from .carried import carrying, carrying_record
 from .model import RelevanceModel, relevance_model_for
 
-__all__ = ["RelevanceModel", "relevance_model_for"]
+__all__ = ["RelevanceModel", "carrying", "carrying_record", "relevance_model_for"]

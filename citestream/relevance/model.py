@@ -20,7 +20,8 @@ questions (policy qa-v2.5) it separates answerable from unanswerable dev questio
 third of the blend's CPU (docs/relevance.md, "The relevance embedder"). 0 = the cross-encoder alone, for a model
 that needs no help.
 
-Scores are cached per (question, text): the generate and validate stages score the same sentences. The embedding
+A question's sentence scores are computed once: retrieve's are carried on the question's records for generate and
+validate (``carried``), and cached per (question, text) besides. The embedding
 vectors are cached per text, whatever the question: a stream over one corpus meets the same sentences again and
 again, so after a warm-up the blend's cosine costs a dot product (bench/relevance.py measures both); a corpus
 sentence's vector is computed at ingest and read from Postgres (``read_stored_vectors``), so no worker warms up.
@@ -45,6 +46,7 @@ import numpy as np
 from ..embedding.batching import Coalescer, split_rows
 from ..core.hashing import file_sha256
 from ..embedding import DELTA_FILE, METADATA_FILE, quiet_model_loading
+from .carried import active
 from ..core.text_units import matching_terms, scored_units
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -129,28 +131,35 @@ class RelevanceModel:
         return scores
 
     def model_scores(self, question: str, texts: Sequence[str]) -> np.ndarray:
-        """The model alone: the blend of the relevance embedder's cosine and the cross-encoder, cached per pair."""
+        """The model alone: the blend of the relevance embedder's cosine and the cross-encoder. Read first from the
+        scores the running stage's record carries (``carried``), then from the cache per pair; what is handed out
+        is kept for the stage's output record."""
         out = np.zeros(len(texts), dtype=np.float64)
         todo: dict[str, list[int]] = {}
+        carried = active(self.name, question)
         with self._lock:
             for i, text in enumerate(texts):
-                hit = self._cache.get((question, text))
+                hit = carried.get(text) if carried is not None else None
+                if hit is None:
+                    hit = self._cache.get((question, text))
                 if hit is None:
                     todo.setdefault(text, []).append(i)
                 else:
                     out[i] = hit
-        if not todo:
-            return out
-        unique = list(todo)
-        scored = self._blends((question, unique))  # with the calls of other questions waiting meanwhile
-        with self._lock:
-            for text, p in zip(unique, scored):
-                p = self._cache.setdefault((question, text), float(p))  # the first score stays (another thread's)
-                for i in todo[text]:
-                    out[i] = p
-                self._cache.move_to_end((question, text))
-            while len(self._cache) > CACHE_SIZE:
-                self._cache.popitem(last=False)
+        if todo:
+            unique = list(todo)
+            scored = self._blends((question, unique))  # with the calls of other questions waiting meanwhile
+            with self._lock:
+                for text, p in zip(unique, scored):
+                    p = self._cache.setdefault((question, text), float(p))  # the first score stays (another thread's)
+                    for i in todo[text]:
+                        out[i] = p
+                    self._cache.move_to_end((question, text))
+                while len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        if carried is not None:
+            for text, p in zip(texts, out):
+                carried.keep(text, float(p))
         return out
 
     def score_passages(self, question: str, passages: Sequence[str]) -> np.ndarray:

@@ -52,3 +52,28 @@ def test_a_question_whose_premise_the_documents_contradict_is_refused_naming_it(
     assert false.answer_text == REFUSAL_TEXT and false.refusal_code == "FALSE_PREMISE"
     assert "lecanemab targets tau protein tangles" in false.explanation
     assert false.reading.premises == ["lecanemab targets tau protein tangles"]
+
+
+def test_generate_and_validate_read_the_sentence_scores_retrieve_carried(settings, smoke_ingested, monkeypatch):
+    """As if each stage ran in another worker: with the relevance cache cleared before generate and before validate,
+    neither scores a sentence again, and the answer is the one a single process gives."""
+    from citestream.flow import QUESTION_PATH
+    from citestream.inprocess import run_steps
+
+    deps = Deps(settings)
+    question = "By how much did lecanemab slow cognitive decline?"
+    together = answer_inprocess(QuestionEvent(request_id=new_request_id(), question=question), deps)
+    model = deps.relevance
+    prompt = run_steps(QuestionEvent(request_id=new_request_id(), question=question), QUESTION_PATH[:3], deps)
+    assert prompt.sentence_scores is not None and prompt.sentence_scores.model == model.name
+    scored: list[str] = []
+    passes = model._blends
+    monkeypatch.setattr(model, "_blends", lambda call: (scored.extend(call[1]), passes(call))[1])
+    model.clear_cache()
+    generation = run_steps(prompt, QUESTION_PATH[3:4], deps)
+    model.clear_cache()
+    apart = run_steps(generation, QUESTION_PATH[4:], deps)
+    assert scored == []
+    assert apart.status == together.status == "answered"
+    assert [(s.text, s.chunk_id, s.relevance) for s in apart.sentences] == \
+        [(s.text, s.chunk_id, s.relevance) for s in together.sentences]

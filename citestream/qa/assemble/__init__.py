@@ -162,4 +162,5 @@ def assemble(record: RelevantFactsRecord, policy: Policy, count: TokenCount, tok
     return PromptRecord(
         **record.carry(), question=record.question, scope=record.scope, answer_bundle=bundle, prompt=prompt,
         fallback_used=record.fallback_used, no_answer=record.no_answer, reading=record.reading,
+        sentence_scores=record.sentence_scores,
     )

@@ -84,5 +84,5 @@ def _record(record: FactsRecord, kept: list[Fact], dropped: list[DroppedFact], m
         **record.carry(), question=record.question, scope=record.scope, top_k=record.top_k, facts=kept,
         dropped=dropped, no_evidence=not kept, filter_mode=mode, filter_fallback_reason=fallback_reason,
         llm_rows_rejected=rejected_rows, fallback_used=record.fallback_used, no_answer=no_answer,
-        reading=record.reading,
+        reading=record.reading, sentence_scores=record.sentence_scores,
     )

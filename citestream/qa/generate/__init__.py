@@ -1,5 +1,6 @@
 """Generation: the prompt through the R3 execution wrapper (``llm.execution``), one audit-ledger row per prompt
-sent to a model."""
+sent to a model. The extractive backend reads the sentence scores the record carries (``relevance.carried``); any
+it adds go on to validate."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from ...llm import LLMBackend
 from ...llm.execution import execute
 from ...models import GenerationRecord, LLMExecutionResult, PromptRecord
 from ...models.common import utcnow
+from ...relevance import carrying_record
 from ...store import Ledger, LedgerEntry
 
 
@@ -36,9 +38,12 @@ def generate(record: PromptRecord, backend: LLMBackend, ledger: Ledger, max_atte
         status = "NO_EVIDENCE" if bundle.assembly_status == "NO_EVIDENCE" else "FAILED"
         return GenerationRecord(**record.carry(), question=record.question, scope=record.scope,
                                 generation_status=status, answer_bundle=bundle, fallback_used=record.fallback_used,
-                                no_answer=record.no_answer, reading=record.reading)
+                                no_answer=record.no_answer, reading=record.reading,
+                                sentence_scores=record.sentence_scores)
 
-    result = execute(backend, record.request_id, prompt.prompt_text, prompt.prompt_sha256, max_attempts, backoff_s)
+    with carrying_record(record.sentence_scores) as carried:
+        result = execute(backend, record.request_id, prompt.prompt_text, prompt.prompt_sha256, max_attempts,
+                         backoff_s)
     ledger.append(LedgerEntry(
         request_id=record.request_id, stage="generate", prompt_sha256=prompt.prompt_sha256,
         model=result.model_name, policy_version=record.policy_version, index_version=record.index_version or "",
@@ -48,4 +53,5 @@ def generate(record: PromptRecord, backend: LLMBackend, ledger: Ledger, max_atte
         **record.carry(), question=record.question, scope=record.scope, generation_status=result.generation_status,
         answer_bundle=bundle, prompt_sha256=prompt.prompt_sha256, llm=result, fallback_used=record.fallback_used,
         no_answer=record.no_answer, reading=record.reading,
+        sentence_scores=carried.record() if carried is not None else None,
     )

@@ -7,14 +7,18 @@ an answer.
 3. The relevance model scores the best fused candidates; its score is MMR's relevance and the facts' order.
 4. The hard backstop: when no candidate reaches ``RelevancePolicy.backstop`` nothing relevant was found
    (NOT_RELEVANT), and no fact goes on.
+5. The scores of the facts' sentences go on the record (``SentenceScores``) for generate and validate.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from ...embedding import Embedder
 from ...models import Fact, FactsRecord, NoAnswer, QuestionEvent, QuestionReading, RelevanceTrace, RetrievalTrace
 from ...core.policy import Policy, RelevancePolicy, RetrievalPolicy
-from ...relevance import RelevanceModel
+from ...core.text_units import scored_units
+from ...relevance import RelevanceModel, carrying
 from .scope import asked_scope
 from ...store import ChunkSearch
 from ...store.search import Scope
@@ -93,9 +97,9 @@ def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, em
         return FactsRecord(**common, facts=[], retrieval_trace=RetrievalTrace(stages=["scope"]), relevance=gate(),
                            no_answer=NoAnswer(code="WRONG_AUTHORITY", detail=asked.refusal))
     scope = asked.authorities if asked.authorities is not None else question.scope
-    selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance,
-                                     relevance_policy,
-                                     index_version, reading.asked)
+    with carrying(relevance.name, reading.asked) if relevance is not None else nullcontext() as carried:
+        selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance,
+                                         relevance_policy, index_version, reading.asked)
     best = max(selection.relevance.values(), default=None)
     no_answer = not_relevant(best, relevance_policy.backstop) if relevance is not None else None
     hits = [] if no_answer is not None else selection.hits
@@ -105,6 +109,7 @@ def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, em
              doc_id=h.doc_id, section=h.section, authority=h.authority, parent_id=h.parent_id)
         for h in hits
     ]
+    scores = carried.record(r for f in facts for r in scored_units(f.quote)) if carried and facts else None
     return FactsRecord(**common, facts=facts, fallback_used=selection.fallback_used, retrieval_trace=trace,
                        relevance=gate(len(selection.relevance), None if best is None else round(best, 6)),
-                       no_answer=no_answer)
+                       no_answer=no_answer, sentence_scores=scores)

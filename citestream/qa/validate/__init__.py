@@ -37,6 +37,7 @@ from ...models.assembly import AnswerBundle, SelectedEvidence
 from ...core.texts import PROMPT_REFUSAL_LOCK
 from ...core.policy import Policy
 from ...embedding.batching import split_rows
+from ...relevance import carrying_record
 from ...core.slots import fills
 from ...core.text_units import matching_terms, passage_words, read_units, split_sentences, words
 
@@ -371,9 +372,14 @@ def _json_wrapped_lock(raw: str) -> bool:
 def validate(record: GenerationRecord, policy: Policy, relevance=None) -> ValidatedAnswer:
     """R5 + Phase C for one generation; never raises for anything the model wrote.
 
-    ``relevance`` is the relevance model; the stage always passes it. Without it (unit tests of the other rules)
-    the answerability check is skipped.
+    ``relevance`` is the relevance model; the stage always passes it, and it reads the sentence scores the record
+    carries (``relevance.carried``). Without it (unit tests of the other rules) the answerability check is skipped.
     """
+    with carrying_record(record.sentence_scores):
+        return _validate(record, policy, relevance)
+
+
+def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedAnswer:
     common = dict(**record.carry(), question=record.question, scope=record.scope, reading=record.reading,
                   prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
     threshold = policy.relevance.answer_threshold
