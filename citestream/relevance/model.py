@@ -164,9 +164,9 @@ class RelevanceModel:
 
     def score_passages(self, question: str, passages: Sequence[str]) -> np.ndarray:
         """A passage answers as well as its best sentence does: the best score among its quotable sentence units
-        (``text.scored_units``: the passage as a whole when it has none). The answer is quoted by the sentence, so
-        the passage is ranked by it too; the units' scores are cached for the generate and validate stages that
-        score the same sentences. On qa-v2 dev this put the answering chunk first for 51 of 81 answerable
+        (``text_units.scored_units``: the passage as a whole when it has none). The answer is quoted by the
+        sentence, so the passage is ranked by it too; retrieve carries its facts' unit scores on to generate and
+        validate (``carried``). On qa-v2 dev this put the answering chunk first for 51 of 81 answerable
         questions, against 40 for the whole passage scored at once (docs/relevance.md)."""
         units = [scored_units(p) for p in passages]
         flat = self.score(question, [u for group in units for u in group])
