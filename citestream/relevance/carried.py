@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 
 from ..models.common import SentenceScores, reading_key
+from ..models.limits import MAX_CARRIED_SCORES
 
 
 class Carried:
@@ -34,15 +35,18 @@ class Carried:
     def keep(self, text: str, score: float) -> None:
         self._by_text.setdefault(text, score)
 
-    def record(self, texts: Iterable[str] | None = None) -> SentenceScores:
+    def record(self, texts: Iterable[str] | None = None) -> SentenceScores | None:
         """What the output record carries: the scores it came with and those handed out since (only those of
-        ``texts`` when given: retrieve keeps its facts' readings, not its whole candidate pool's)."""
+        ``texts`` when given: retrieve keeps its facts' readings, not its whole candidate pool's). None past the
+        record's bound: the later stages then score for themselves, which costs time, never an answer."""
         if texts is None:
             scores = self._by_key | {reading_key(t): s for t, s in self._by_text.items()}
         else:
             wanted = {reading_key(t): t for t in texts}
             scores = {k: s for k, t in wanted.items()
                       if (s := self._by_text.get(t, self._by_key.get(k))) is not None}
+        if len(scores) > MAX_CARRIED_SCORES:
+            return None
         return SentenceScores(model=self.model, asked=self.asked, scores=scores)
 
 

@@ -45,9 +45,13 @@ def test_a_carried_score_is_a_probability_under_a_reading_key(bad):
         SentenceScores(model="m", asked="q", scores=bad)
 
 
-def test_a_record_carries_a_bounded_number_of_scores():
+def test_a_record_carries_a_bounded_number_of_scores_and_none_past_it():
     from citestream.models.limits import MAX_CARRIED_SCORES
 
     too_many = {reading_key(str(i)): 0.5 for i in range(MAX_CARRIED_SCORES + 1)}
     with pytest.raises(ValidationError):
         SentenceScores(model="m", asked="q", scores=too_many)
+    carried = Carried("m", "q")
+    for i in range(MAX_CARRIED_SCORES + 1):
+        carried.keep(str(i), 0.5)
+    assert carried.record() is None
