@@ -189,14 +189,15 @@ class AnswerLog:
         return sum(len(v) - 1 for v in self.by_key.values())
 
     def differing(self) -> list[str]:
-        """Keys whose copies differ in content (the trace's timings are not content)."""
+        """Keys whose copies differ in content (the trace's timings are not content, nor is the MAC, which covers
+        them: a copy sent again by the worker that took over carries its own timings, so its own MAC)."""
         return [k for k, copies in self.by_key.items() if len({_content(c) for c in copies}) > 1]
 
 
 def _content(answer: dict) -> str:
     import json
 
-    return json.dumps({k: v for k, v in answer.items() if k != "trace"}, sort_keys=True)
+    return json.dumps({k: v for k, v in answer.items() if k not in ("trace", "mac")}, sort_keys=True)
 
 
 async def collect_answers(settings: Settings, since: dict[int, int], wanted: set[str], timeout_s: float,
