@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,23 @@ def load_corpus(folder: Path) -> list[CorpusChunk]:
             out.append(CorpusChunk(doc.pdf, doc.authority, piece.page, piece.section or "", i, piece.text,
                                    tuple(sentence_units(piece.text))))
     return out
+
+
+ChunkIndex = dict[tuple[str, int], CorpusChunk]
+
+
+def by_position(chunks: Sequence[CorpusChunk]) -> ChunkIndex:
+    """Chunks by (pdf, position in its document): how question rows name the chunk they were written about."""
+    return {(c.pdf, c.index): c for c in chunks}
+
+
+def written_about(row: dict, chunks: ChunkIndex) -> tuple[CorpusChunk, str] | None:
+    """The chunk and the sentence unit a question row (``pdf``, ``chunk``, ``unit``) was written about; None when
+    the corpus as parsed now has no such unit."""
+    chunk = chunks.get((row["pdf"], row["chunk"]))
+    if chunk is None or row["unit"] >= len(chunk.units):
+        return None
+    return chunk, chunk.units[row["unit"]]
 
 
 def document_title(pdf: str) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.text_units import sentence_units
-from .corpus import CorpusChunk, informative
+from .corpus import CorpusChunk, by_position, informative, written_about
 from .pairs import _containment, _first_substantive, _overlap, definition_units
 
 SEED = 20261125
@@ -71,15 +71,14 @@ def mine_groups(chunks: Sequence[CorpusChunk], llm_questions: Sequence[dict], fd
     unit_vectors = embed(units, batch_size=EMBED_BATCH)
     out: list[Group] = []
 
-    by_key = {(c.pdf, c.index): c for c in chunks}
+    by_key = by_position(chunks)
     vectors = embed([r["question"] for r in llm_questions], batch_size=EMBED_BATCH)
     for row, vector in zip(llm_questions, vectors):
-        chunk = by_key.get((row["pdf"], row["chunk"]))
-        if chunk is None or row["unit"] >= len(chunk.units):
+        if (about := written_about(row, by_key)) is None:
             continue
-        positive = chunk.units[row["unit"]]
-        found = _negatives(rng, vector, positive, units, unit_vectors, negatives)
-        out.append(Group(row["question"], (positive, *found), "llm", chunk.pdf))
+        chunk, sentence = about
+        found = _negatives(rng, vector, sentence, units, unit_vectors, negatives)
+        out.append(Group(row["question"], (sentence, *found), "llm", chunk.pdf))
 
     asked = []
     for term, unit, chunk in definition_units(chunks):

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core.text_units import content_terms, file_name_words, sentence_units, words
-from .corpus import CorpusChunk, informative
+from .corpus import CorpusChunk, by_position, informative, written_about
 
 SOURCES = ("llm", "fdaqa", "definitions", "authority", "premise", "claims", "offtopic")
 
@@ -81,13 +81,13 @@ def _lower_first(question: str) -> str:
 
 
 def llm_pairs(questions: Iterable[dict], chunks: Sequence[CorpusChunk], rng: random.Random) -> list[Pair]:
-    by_key = {(c.pdf, c.index): c for c in chunks}
+    by_key = by_position(chunks)
     out: list[Pair] = []
     for row in questions:
-        chunk = by_key.get((row["pdf"], row["chunk"]))
-        if chunk is None or row["unit"] >= len(chunk.units):
+        if (found := written_about(row, by_key)) is None:
             continue
-        q, unit, group = row["question"], chunk.units[row["unit"]], chunk.pdf
+        (chunk, unit), q = found, row["question"]
+        group = chunk.pdf
         out += [Pair(q, unit, 1, "llm", "sentence", group), Pair(q, chunk.text, 1, "llm", "passage", group)]
         others = [u for j, u in enumerate(chunk.units) if j != row["unit"] and informative(u, 6)
                   and _overlap(u, unit) < 0.6 and not (_numbers(unit) & _numbers(u))]
@@ -136,13 +136,13 @@ def flipped(claim: str) -> str | None:
 
 
 def claim_pairs(claims: Iterable[dict], chunks: Sequence[CorpusChunk], rng: random.Random) -> list[Pair]:
-    by_key = {(c.pdf, c.index): c for c in chunks}
+    by_key = by_position(chunks)
     out: list[Pair] = []
     for row in claims:
-        chunk = by_key.get((row["pdf"], row["chunk"]))
-        if chunk is None or row["unit"] >= len(chunk.units):
+        if (found := written_about(row, by_key)) is None:
             continue
-        claim, unit, group = row["question"], chunk.units[row["unit"]], chunk.pdf
+        (chunk, unit), claim = found, row["question"]
+        group = chunk.pdf
         if _numbers(claim) - _numbers(unit):
             continue  # the LLM changed a number: not a faithful restatement
         out += [Pair(claim, unit, 1, "claims", "sentence", group),
