@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     relevance_embedding_weight: float = Field(
         1.0, ge=0, le=1, description="Share of the relevance embedder's cosine in the relevance score (1: the cosine "
                                      "alone, the cross-encoder never runs; 0: the cross-encoder alone)")
+    judge_runtime: Literal["onnx-int8", "torch"] = Field(
+        "onnx-int8", description="How the cross-encoder runs: onnx-int8 (ONNX Runtime, linear layers in int8, built "
+                                 "once into <state_dir>/models/onnx/; half the CPU) | torch (PyTorch fp32)")
     relevance_embedder: str = Field(
         "", description="Folder of the relevance blend's embedding model (`citestream model embedder --out`); "
                         "empty: the one the package ships")

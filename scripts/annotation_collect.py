@@ -19,7 +19,7 @@ from annotation_check import load_packets, unit_text
 QUESTION_FIELDS = ("id", "doc", "passage", "page", "question", "style", "answerable", "kind", "answers",
                    "answer_texts", "answer_pages", "answer_phrase", "related", "related_texts", "why", "premise",
                    "annotator")
-CLAIM_FIELDS = ("id", "doc", "passage", "unit", "unit_text", "claim", "kind", "label", "annotator")
+CLAIM_FIELDS = ("id", "doc", "passage", "page", "unit", "unit_text", "claim", "kind", "label", "annotator")
 
 
 def _rows(path: Path) -> list[dict]:
@@ -41,6 +41,7 @@ def main(argv: list[str]) -> int:
         for row in _rows(folder / "claims.jsonl"):
             row["unit_text"] = unit_text(packets, row["doc"], row["unit"])
             row["passage"] = int(row["unit"].split(":")[0])
+            row["page"] = packets[row["doc"]][row["passage"]]["page"]
             row["annotator"] = folder.name
             claims.append({k: row[k] for k in CLAIM_FIELDS if row.get(k) not in (None, "")})
     out.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..training.written import DATA_DIR, load_questions, load_split
+import json
+
+from ..training.written import DATA_DIR, load_claims, load_questions, load_split
 from .sets import GOLDEN_DIR, GoldenItem, PageRef
 
 CATEGORY = {"near_miss_value": "near_miss", "near_miss_actor": "near_miss", "near_miss_condition": "near_miss",
@@ -36,13 +38,21 @@ def written_items(part: str, folder: Path = DATA_DIR) -> list[GoldenItem]:
     return sorted(items, key=lambda i: i.id)
 
 
-def write(part: str, out_dir: Path = GOLDEN_DIR) -> Path:
-    path = out_dir / f"qa_docs_{part}.jsonl"
-    path.write_text("".join(item.model_dump_json(exclude_none=True, exclude_defaults=True) + "\n"
-                            for item in written_items(part)))
-    return path
+def written_claims(part: str, folder: Path = DATA_DIR) -> list[dict]:
+    """The claims about units of the ``part`` documents, in the claims sets' form (``eval.claims``)."""
+    documents = {doc for doc, p in load_split(folder).items() if p == part}
+    return [{"id": c.id, "claim": c.claim, "label": c.label, "construction": c.kind, "pdf": c.doc, "page": c.page,
+             "source_text": c.unit_text} for c in sorted(load_claims(folder), key=lambda c: c.id) if c.doc in documents]
+
+
+def write(part: str, out_dir: Path = GOLDEN_DIR) -> list[Path]:
+    questions, claims = out_dir / f"qa_docs_{part}.jsonl", out_dir / f"claims_docs_{part}.jsonl"
+    questions.write_text("".join(item.model_dump_json(exclude_none=True, exclude_defaults=True) + "\n"
+                                 for item in written_items(part)))
+    claims.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in written_claims(part)))
+    return [questions, claims]
 
 
 if __name__ == "__main__":
     for part in sys.argv[1:] or ("dev", "test"):
-        print(write(part))
+        print(*write(part))

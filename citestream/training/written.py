@@ -73,6 +73,7 @@ class WrittenClaim:
     label: str
     unit_text: str
     passage: int
+    page: int
     unit: tuple[int, Unit] | None = None
 
 
@@ -97,7 +98,7 @@ def load_questions(folder: Path = DATA_DIR) -> list[WrittenQuestion]:
 
 def load_claims(folder: Path = DATA_DIR) -> list[WrittenClaim]:
     return [WrittenClaim(id=r["id"], doc=r["doc"], claim=r["claim"], kind=r["kind"], label=r["label"],
-                         unit_text=r["unit_text"], passage=r["passage"])
+                         unit_text=r["unit_text"], passage=r["passage"], page=r["page"])
             for r in _rows(folder / "claims.jsonl")]
 
 
