@@ -33,6 +33,12 @@ MAX_METADATA_ENTRIES = 32
 MAX_CLAIMS = 200
 MAX_CLAIM_CHARS = 4000
 MAX_CONSTRAINTS = 200
+MAX_DOCUMENT_LEAF_CHARS = MAX_CLAIM_CHARS
+"""Each string of a compliance document (the evaluator's patterns read them one by one)."""
+MAX_DOCUMENT_KEY_CHARS = MAX_NAME_CHARS
+"""Each key of a compliance document (they become the report's JSONPath pointers)."""
+MAX_DOCUMENT_LEAVES = 2000
+"""Strings of one compliance document: each is compared with every constraint."""
 MAX_QUERY_CHARS = 2000
 MAX_CARRIED_SCORES = 4096
 """Sentence scores a question record carries (its facts' sentence readings: a few hundred)."""
