@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .core.bounds import MAX_SCANNED_CHARS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -134,7 +136,9 @@ class Settings(BaseSettings):
     pdf_cpu_s: int = Field(30, ge=1, description="CPU seconds a child may spend on one PDF (RLIMIT_CPU)")
     pdf_wall_s: float = Field(60.0, gt=0, description="Seconds before a child still busy on one PDF is killed")
     pdf_max_pages: int = Field(1000, ge=1, description="Most pages a PDF may have")
-    pdf_max_page_chars: int = Field(50_000, ge=1, description="Most characters one page may hold")
+    pdf_max_page_chars: int = Field(
+        50_000, ge=1, le=MAX_SCANNED_CHARS,
+        description="Most characters one page may hold (at most 50,000: the most one pattern reads, core/bounds.py)")
     pdf_max_chars: int = Field(1_000_000, ge=1, description="Most characters a PDF may hold, all pages together")
     pdf_max_page_pt: float = Field(5000.0, gt=0, description="Longest side a page may have, in points")
     pdf_render_max_px: int = Field(4000, ge=100, description="Longest side of a rendered page image, in pixels")

@@ -40,6 +40,12 @@ MAX_DOCUMENT_KEY_CHARS = MAX_NAME_CHARS
 MAX_DOCUMENT_LEAVES = 2000
 """Strings of one compliance document: each is compared with every constraint."""
 MAX_QUERY_CHARS = 2000
+MAX_ID_CHARS = 512
+"""A chunk's or a document's id (an inline docId is at most 200 characters, its chunks' ids a few more)."""
+MAX_EVIDENCE_CHARS = 20_000
+"""A passage a publisher hands the verifier (``claims.verify``'s grounding): ingest's chunks are a few thousand."""
+MAX_EVIDENCE_CHUNKS = 100
+"""Passages of one grounding pack: ``topK`` is at most 100."""
 MAX_CARRIED_SCORES = 4096
 """Sentence scores a question record carries (its facts' sentence readings: a few hundred)."""
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 PDF_MAGIC = b"%PDF-"
 MAX_NAME_CHARS = 80
+MAX_FILENAME_CHARS = 1000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -50,7 +51,7 @@ def _too_large(max_bytes: int) -> UploadTooLarge:
 
 def safe_stem(filename: str) -> str:
     """Letters, digits, '-' and '_' of the name's last component without its extension; never empty."""
-    base = re.split(r"[\\/]", filename or "")[-1]
+    base = re.split(r"[\\/]", (filename or "")[:MAX_FILENAME_CHARS])[-1]  # a header: cut before it is read
     stem = base[:-4] if base.lower().endswith(".pdf") else base
     cleaned = _UNSAFE.sub("-", stem).strip("-_")[:MAX_NAME_CHARS].strip("-_")
     return cleaned or "upload"
