@@ -141,6 +141,7 @@ def cmd_worker(args) -> int:
 
     import os
 
+    from .ingest.expiry import keep_uploads_expiring
     from .store.anchors import keep_anchored
 
     os.umask(0o077)  # anything the worker writes (checkpoints, keys) is the owner's only
@@ -158,6 +159,7 @@ def cmd_worker(args) -> int:
     threading.Thread(target=reconcile.stuck_group_watchdog, args=(settings, groups), daemon=True,
                      name="group-watchdog").start()
     threading.Thread(target=keep_anchored, args=(settings,), daemon=True, name="ledger-anchor").start()
+    threading.Thread(target=keep_uploads_expiring, args=(settings,), daemon=True, name="uploads-expiry").start()
     worker = faust.Worker(app, loglevel=args.loglevel, quiet=True)
     worker.execute_from_commandline()
     return 0

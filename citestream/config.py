@@ -130,6 +130,8 @@ class Settings(BaseSettings):
                         "<state>/demo-pdfs and <state>/uploads")
     ingest_max_pdf_mb: float = Field(64.0, gt=0, description="Largest PDF ingestion reads")
     ingest_max_files: int = Field(500, ge=1, description="Most PDFs one ingest request may expand to")
+    upload_keep_days: float = Field(
+        30.0, ge=0, description="Days the worker keeps a page upload (its document and its file); 0 = forever")
     # PDFs are opened only in child processes with these limits (citestream/sandbox, docs/ingestion.md#limits)
     pdf_workers: int = Field(2, ge=1, description="Child processes that open PDFs, per process that needs them")
     pdf_memory_mb: int = Field(768, ge=128, description="Address space of a child (RLIMIT_AS)")

@@ -105,7 +105,7 @@ def classify(document: dict, constraints: Sequence[BoundConstraint],
     questions = [leaf for leaf in doc_leaves if leaf.is_question]
     statements = [leaf for leaf in doc_leaves if not leaf.is_question]
     reopened = _reopeners(questions, constraints, relatedness)
-    read = [(leaf, terms_of(leaf.text), negated(leaf.text)) for leaf in statements]  # each leaf once, not per constraint
+    read = [(leaf, terms_of(leaf.text), negated(leaf.text)) for leaf in statements]  # once, not once per constraint
     out = []
     for c in constraints:
         terms = terms_of(c.text)

@@ -14,7 +14,7 @@ class MalformedReply(ValueError):
 
 
 def unfenced(raw: str) -> str:
-    """``raw`` stripped, without one ```json (or ```) fence around the whole of it. Sliced, not matched: the
+    r"""``raw`` stripped, without one ```json (or ```) fence around the whole of it. Sliced, not matched: the
     pattern ```(?:json)?\s*(.*?)\s*``` read a reply's runs of spaces again at every character."""
     text = raw.strip()
     if len(text) < 2 * len(FENCE) or not (text.startswith(FENCE) and text.endswith(FENCE)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import numpy as np
 from sqlalchemy import Engine, delete, func, insert, select, text, update
@@ -132,6 +133,23 @@ class ChunkStore:
                                     doc.authority, r.text, r.embedding))
             sentence_vectors.keep(conn, {t: v for r in rows for t, v in r.sentence_vectors.items()})
             self._bump_index_version(conn)
+
+    def expire_uploads(self, older_than_s: float) -> list[str]:
+        """Delete the uploads' documents ingested more than ``older_than_s`` seconds ago (their chunks go with them,
+        and the index moves on); returns the files they were read from."""
+        with self.engine.begin() as conn:
+            gone = conn.execute(
+                delete(documents).where(documents.c.origin == UPLOAD,
+                                        documents.c.ingested_at < func.now() - timedelta(seconds=older_than_s))
+                .returning(documents.c.source)).scalars().all()
+            if gone:
+                self._bump_index_version(conn)
+        return list(gone)
+
+    def upload_sources(self) -> set[str]:
+        """The files the uploads' documents were read from."""
+        with self.engine.connect() as conn:
+            return set(conn.execute(select(documents.c.source).where(documents.c.origin == UPLOAD)).scalars())
 
     def _bump_index_version(self, conn) -> None:
         digest_rows = conn.execute(
