@@ -2,14 +2,14 @@
 
 The page's visitors add documents without a login; without an end, their PDFs and chunks would grow until the
 disk and the index were full. The worker, which writes documents, removes the uploads' documents ingested longer
-ago than that (the index moves on without them), the files they were read from, files no document names any more
-(an upload replaced by a newer one of its name) and temporary files a stopped page left behind.
+ago than that (the index moves on without them), every upload's file older than that (the one a document was read
+from, or one no document names any more: an upload replaced by a newer one of its name), and the temporary files
+a stopped page left behind.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from pathlib import Path
 
@@ -27,10 +27,9 @@ def expire_uploads(store: ChunkStore, uploads_dir: Path, keep_days: float) -> in
     gone = store.expire_uploads(keep_s)
     for source in gone:
         discard_upload(Path(source), uploads_dir)
-    named = {os.path.realpath(s) for s in store.upload_sources()}
     now = time.time()
-    for path in uploads_dir.glob("*/*"):
-        if os.path.realpath(path) not in named and _age_s(path, now) > keep_s:
+    for path in uploads_dir.glob("*/*"):  # an upload's file lives as long as its document
+        if _age_s(path, now) > keep_s:
             discard_upload(path, uploads_dir)
     for path in uploads_dir.glob(".incoming-*"):
         if _age_s(path, now) > STALE_INCOMING_S:

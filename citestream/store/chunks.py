@@ -146,11 +146,6 @@ class ChunkStore:
                 self._bump_index_version(conn)
         return list(gone)
 
-    def upload_sources(self) -> set[str]:
-        """The files the uploads' documents were read from."""
-        with self.engine.connect() as conn:
-            return set(conn.execute(select(documents.c.source).where(documents.c.origin == UPLOAD)).scalars())
-
     def _bump_index_version(self, conn) -> None:
         digest_rows = conn.execute(
             select(documents.c.doc_id, documents.c.content_sha256).order_by(documents.c.doc_id)
