@@ -356,7 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from .core.errors import CannotStart
+    from .core.scrub import log_one_line_per_record
 
+    log_one_line_per_record()  # record text in a log line never starts another (docs/security.md, point 11)
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)

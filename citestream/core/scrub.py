@@ -9,6 +9,7 @@ carry question text).
 
 from __future__ import annotations
 
+import logging
 import re
 
 from .bounds import scanned
@@ -33,6 +34,29 @@ def scrub(text: str, limit: int = 300) -> str:
         text = pattern.sub(replacement, text)
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_LOG_UNSAFE = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
+_LOG_UNSAFE.update({c: f"\\u{c:04x}" for c in [*range(0x202a, 0x202f), *range(0x2066, 0x206a), 0x2028, 0x2029,
+                                               0x200e, 0x200f, 0x061c]})
+
+
+def for_log(text: str) -> str:
+    """``text`` as one log line: control characters, line and paragraph separators and the direction marks and
+    overrides written as escapes (``\\x0a``, ``\\u202e``), so a record's text cannot start a forged line nor
+    reorder the one it is in."""
+    return text.translate(_LOG_UNSAFE)
+
+
+class _OneLineRecord(logging.LogRecord):
+    def getMessage(self) -> str:  # noqa: N802 - logging's own name
+        return for_log(super().getMessage())
+
+
+def log_one_line_per_record() -> None:
+    """Every process's log records, whoever made the logger, read their message through ``for_log`` (tracebacks,
+    which a handler adds after the message, keep their lines)."""
+    logging.setLogRecordFactory(_OneLineRecord)
 
 
 def exception_reason(exc: BaseException, limit: int = 300) -> str:

@@ -29,8 +29,10 @@ class DocumentOwned(Exception):
 
 
 def may_replace(stored: str, incoming: str) -> bool:
-    """A document is replaced only from its own origin (an upload or an inline text never replaces a corpus PDF)."""
-    return stored == incoming or (stored == UNRECORDED and incoming != INLINE)
+    """A document is replaced only from its own origin (an upload or an inline text never replaces a corpus PDF);
+    an inline text holds its id only until a file of that id comes (a publisher who took a corpus file's name, or
+    ``upload:<name>`` before inline ids lost their colon, cannot make that file's ingest fail for good)."""
+    return stored == incoming or (stored in (UNRECORDED, INLINE) and incoming != INLINE)
 
 
 def check_owner(doc_id: str, stored: str | None, incoming: str) -> None:

@@ -176,3 +176,21 @@ def test_servers_in_a_folder_postgres_cannot_enter_stop_with_one_line():
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"cannot enter {private} (mode 0700)" in lines[0] and f"chmod o+x {private}" in lines[0], lines[0]
+
+
+def test_a_log_line_never_holds_a_line_break_or_direction_mark_from_what_it_logs(tmp_path):
+    """Whatever a record carries into a log message (a docId, a path, a reason), it stays on its own line and in
+    its order: every command installs the record factory first (``cli.main``)."""
+    import subprocess
+    import sys
+
+    script = ("import contextlib, io, logging, sys\n"
+              "from citestream.cli import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+              "    main(['--help'])\n"
+              "logging.basicConfig(stream=sys.stdout, level=logging.INFO, format='%(levelname)s %(message)s')\n"
+              "logging.getLogger('citestream.ingest').warning('ingest %s: %s', sys.argv[1], 'authority unknown')\n")
+    hostile = "doc\r\nERROR forged line\u202egnp.exe\u2028more"
+    out = subprocess.run([sys.executable, "-c", script, hostile], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["WARNING ingest doc\\x0d\\x0aERROR forged line\\u202egnp.exe\\u2028more: "
+                                "authority unknown"]

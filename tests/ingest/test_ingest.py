@@ -413,3 +413,27 @@ def test_uploads_expire_with_their_documents_and_the_index_moves_on(tmp_path, st
     assert _document(store.engine, ids["root"]) is not None and root_pdf.exists()  # only uploads expire
     assert stale.exists()  # a page may be writing it now
     assert store.index_version() != version
+
+
+@pytest.mark.parametrize("doc_id", ["upload:Q9_Guideline", "Q9_Guideline.pdf", "Q9_Guideline.PDF", "a\r\nb",
+                                    "a\u202eb", "a b", "-leading-dash", "../x", "x\u0000"])
+def test_an_inline_docid_is_a_plain_name_never_an_uploads_a_files_or_a_log_line(doc_id):
+    with pytest.raises(ValueError):
+        _request(documents=[_doc(doc_id, "Retained samples are kept a year.")])
+
+
+def test_an_inline_document_holds_a_files_id_only_until_the_file_comes(tmp_path, store, embedder):
+    """Issue 48: a publisher took a corpus file's name first (or ``upload:<name>``), and the file's later ingest
+    failed for good. Now the file's ingest replaces the inline text, and the inline text cannot take it back."""
+    name = _unique("Squatted_Name")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    squat = ingest_request(_request(documents=[_doc(name, "Filters need no integrity test.")]), store, embedder)
+    assert squat.outputs.docIds == [name] and squat.outputs.documents[0].origin == "inline"
+    real = write_guidance_pdf(corpus / f"{name}.pdf", [PageSpec("I. SCOPE", prose("sterile filtration", 12))])
+    filed = ingest_request(_request(paths=[str(real)]), store, embedder, roots=[corpus])
+    assert filed.outputs.errors == [] and filed.outputs.docIds == [name]
+    assert _document(store.engine, name)["origin"] == "root:corpus"
+    assert all("integrity test" not in r["text"] for r in _rows(store.engine, name))
+    again = ingest_request(_request(documents=[_doc(name, "Filters need no integrity test.")]), store, embedder)
+    assert again.outputs.ingestedCount == 0 and "only that origin replaces it" in again.outputs.errors[0].reason
