@@ -110,12 +110,15 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_ask(args) -> int:
-    from .ops.client import ask_many
+    from .ops.client import ReplyReader, ask_many
     from .models import QuestionEvent, ValidatedAnswer
 
     questions = [QuestionEvent(request_id=f"ask-{uuid.uuid4().hex[:12]}", question=q, scope=args.scope)
                  for q in args.question]
-    replies, latency = ask_many(questions, timeout_s=args.timeout)
+    reader = ReplyReader(get_settings(), "answers")  # only answers a worker sealed are printed
+    replies, latency = ask_many(questions, timeout_s=args.timeout, reader=reader)
+    if reader.refused:
+        print(f"({reader.refused} records on answers for these requests were not written by a worker: ignored)\n")
     answers = cast("dict[str, ValidatedAnswer]", replies)  # the `answers` topic's value model
     missing = 0
     for q in questions:

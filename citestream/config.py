@@ -149,7 +149,11 @@ class Settings(BaseSettings):
     ledger_anchor_file: Path | None = Field(
         None, description="Where signed ledger checkpoints are appended; empty = <state>/ledger-anchors.jsonl")
     record_key_file: Path | None = Field(
-        None, description="HMAC key of the MAC every record a worker writes carries; empty = <state>/keys/records.key")
+        None, description="Ed25519 private key that seals every record a worker writes (workers only); empty = "
+                          "<state>/keys/records.key")
+    record_public_key_file: Path | None = Field(
+        None, description="Its public key, which the page, `ask` and `eval` check seals with (a worker writes it "
+                          "beside the private key); empty = <state>/keys/records.pub")
     ledger_anchor_interval_s: float = Field(
         30.0, ge=0, description="How often the worker writes a checkpoint when the ledger grew; 0 = never")
     broker_security_protocol: str = Field("PLAINTEXT", description="PLAINTEXT | SASL_PLAINTEXT | SASL_SSL")
@@ -256,6 +260,10 @@ class Settings(BaseSettings):
     @property
     def record_key_path(self) -> Path:
         return self.record_key_file or self.state_dir / "keys" / "records.key"
+
+    @property
+    def record_public_key_path(self) -> Path:
+        return self.record_public_key_file or self.record_key_path.with_suffix(".pub")
 
     @property
     def ledger_anchor_path(self) -> Path:
