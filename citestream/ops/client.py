@@ -114,8 +114,8 @@ async def publish_and_collect(
             for messages in batches.values():
                 for message in messages:
                     rid = message.key.decode() if message.key else None
-                    if rid in sent_at and rid not in replies and (record := reader.read(message.value)) is not None:
-                        replies[rid] = record
+                    if rid in sent_at and rid not in replies and (read := reader.read(message.value)) is not None:
+                        replies[rid] = read
                         latency[rid] = now - sent_at[rid]
     finally:
         await producer.stop()
