@@ -208,12 +208,17 @@ def cmd_ledger(args) -> int:
     `replay ID`: rebuild each prompt of a request, compare SHA-256."""
     from .ops.replay import replay
     from .store import Ledger, engine_for
-    from .store.anchors import anchor_file, ledger_name, write_checkpoint
+    from .store.anchors import anchor_file, covers, ledger_name, write_checkpoint
 
     settings = get_settings()
     ledger, name = Ledger(engine_for()), ledger_name(settings.database_url)
+    try:
+        anchors = anchor_file(settings, create_key=args.action == "anchor") if args.action != "replay" else None
+    except ValueError as exc:  # the key file is not hex, or others may read it
+        print(f"ledger NOT VERIFIED: the signing key {settings.ledger_key_path} is refused: {exc}")
+        return 1
     if args.action == "anchor":
-        checkpoint = write_checkpoint(ledger, anchor_file(settings, create_key=True), name)
+        checkpoint = write_checkpoint(ledger, anchors, name)
         if checkpoint is None:
             print("ledger empty: nothing to anchor")
         else:
@@ -221,7 +226,6 @@ def cmd_ledger(args) -> int:
                   f" signed into {settings.ledger_anchor_path}")
         return 0
     if args.action == "verify":
-        anchors = anchor_file(settings)
         missing = [f"{what} {path}" for what, path, there in (
             ("the signing key", settings.ledger_key_path, anchors is not None),
             ("the checkpoint file", settings.ledger_anchor_path, settings.ledger_anchor_path.exists())) if not there]
@@ -237,9 +241,17 @@ def cmd_ledger(args) -> int:
         anchored = (f"; matches {report.checkpoints} signed checkpoints up to row {report.anchored_row}"
                     if report.checkpoints else "; no signed checkpoint to check against yet (`citestream ledger "
                     "anchor`, or a running worker, writes them)")
+        grace_s = max(2 * settings.ledger_anchor_interval_s, 60) + 60
+        late, first = ledger.unanchored(covers(checkpoints), grace_s)
+        if late and not args.allow_missing_anchors:
+            print(f"ledger NOT VERIFIED: {late} rows from row {first} on were written more than {grace_s:.0f} s ago "
+                  "and no signed checkpoint covers them: the checkpoint file was emptied or cut short, or no worker "
+                  "anchors this ledger (`citestream ledger anchor` signs the head as it is now)")
+            return 1
         print(f"ledger ok: {report.rows} rows, chain intact{anchored}")
         if forged:
-            print(f"checkpoint file BROKEN: {forged} lines of {settings.ledger_anchor_path} fail their signature")
+            print(f"checkpoint file BROKEN: {forged} lines of {settings.ledger_anchor_path} fail their signature or "
+                  "their link to the checkpoint before (edited, removed or moved)")
             return 1
         return 0
     if not args.request_id:

@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     app_db_user: str = Field("citestream_app", description="Least-privileged role the worker and clients use")
     app_db_password: SecretStr | None = Field(
         None, description="Its password (Docker: from the env file); the embedded server's is in the state folder")
+    page_database_url: str = Field("", description="The web page's DSN; empty = database_url with page_db_user")
+    page_db_user: str = Field("citestream_page", description="Read-only role the web page uses (SELECT, nothing else)")
+    page_db_password: SecretStr | None = Field(
+        None, description="Its password (Docker: from the env file); the embedded server's is in the state folder")
     topic_prefix: str = Field("", description="Prepended to every topic name (isolates test runs)")
     app_id: str = Field("citestream", description="faust app id = Kafka consumer group")
     topic_partitions: int | None = Field(
@@ -186,6 +190,8 @@ class Settings(BaseSettings):
         (``<state>/pg/pgpass``, for ``make up`` and migrations)."""
         if user == self.app_db_user:
             return self.state_dir / "keys" / "app.pgpass"
+        if user == self.page_db_user:
+            return self.state_dir / "keys" / "page.pgpass"
         return self.state_dir / "pg" / "pgpass"
 
     def resolve_dsn(self, dsn: str) -> str:
@@ -210,13 +216,22 @@ class Settings(BaseSettings):
 
     @property
     def app_dsn(self) -> str:
-        """The least-privileged DSN the worker, the web page and the clients use."""
-        if self.app_database_url:
-            return self.resolve_dsn(self.app_database_url)
+        """The least-privileged DSN the worker and the clients use."""
+        return self._role_dsn(self.app_database_url, self.app_db_user, self.app_db_password)
+
+    @property
+    def page_dsn(self) -> str:
+        """The web page's DSN: a role that may only read (docs/security.md, point 4)."""
+        return self._role_dsn(self.page_database_url, self.page_db_user, self.page_db_password)
+
+    def _role_dsn(self, given: str, role: str, password: SecretStr | None) -> str:
+        """``given``, or ``database_url`` as ``role`` (with ``password`` when set, else its passfile)."""
+        if given:
+            return self.resolve_dsn(given)
         parts = urlsplit(self.database_url)
-        user = quote(self.app_db_user, safe="")
-        if self.app_db_password is not None:
-            user += ":" + quote(self.app_db_password.get_secret_value(), safe="")
+        user = quote(role, safe="")
+        if password is not None:
+            user += ":" + quote(password.get_secret_value(), safe="")
         host = parts.hostname or "127.0.0.1"
         netloc = f"{user}@{'[' + host + ']' if ':' in host else host}" + (f":{parts.port}" if parts.port else "")
         query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "passfile"])  # the owner's file: not ours

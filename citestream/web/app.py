@@ -116,7 +116,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
     web = web or get_web_settings()
     idle_fetch.apply(settings.broker_idle_fetch_ms / 1000)  # the bridge's consumers wait on idle topics all day
     bridge = Bridge(settings, web)
-    engine = engine_for(settings.app_dsn)
+    engine = engine_for(settings.page_dsn)  # the page's role: it reads, and may change nothing
     timelines = Timelines(settings, web, engine, bridge.trust)
     streams = Slots(web.max_streams)
     budgets = Budgets(web)

@@ -70,6 +70,25 @@ def test_the_worker_role_appends_but_cannot_rewrite_provenance_or_requests_histo
                 conn.execute(sql)
 
 
+def test_the_page_role_reads_what_the_page_shows_and_changes_nothing(database, settings):
+    """Issue 48: the page connected as the worker's role, which may UPDATE and DELETE documents, chunks and
+    requests. Its own role reads and does nothing else; its password is in a file of its own."""
+    page_url = as_app_role(database, settings.page_db_user)
+    assert "keys/page.pgpass" in page_url and "keys/page.pgpass" in settings.page_dsn
+    with psycopg.connect(page_url, autocommit=True) as conn:
+        assert conn.execute("SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles "
+                            "WHERE rolname = current_user").fetchone() == (False, False, False)
+        for table in ("documents", "chunks", "index_versions", "requests", "audit_ledger", "provenance"):
+            conn.execute(f"SELECT count(*) FROM {table}")
+        for statement in ("UPDATE documents SET title = title", "DELETE FROM chunks", "DELETE FROM requests",
+                          "UPDATE requests SET redrives = 0", "INSERT INTO index_versions (corpus_digest, doc_count, "
+                          "chunk_count) VALUES ('x', 0, 0)", "INSERT INTO provenance (request_id, stage, sha256) "
+                          "VALUES ('p', 'assemble', 'ab')", "TRUNCATE documents", "CREATE TABLE side_door (x int)",
+                          "SELECT * FROM alembic_version"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+
+
 def test_metrics_listen_on_loopback_by_default():
     port = free_port(29760)
     assert metrics.serve(port) is True
@@ -138,6 +157,9 @@ def test_the_worker_and_the_page_get_a_passfile_of_the_app_role_alone(embedded, 
     app_file = Path(parse_qs(urlsplit(settings.app_dsn).query)["passfile"][0])
     assert app_file == settings.state_dir / "keys" / "app.pgpass" and _mode(app_file) == 0o600
     assert {line.split(":")[3] for line in app_file.read_text().splitlines()} == {"citestream_app"}
+    page_file = settings.state_dir / "keys" / "page.pgpass"
+    assert _mode(page_file) == 0o600
+    assert {line.split(":")[3] for line in page_file.read_text().splitlines()} == {"citestream_page"}
     assert {line.split(":")[3] for line in embedded.pgpass.read_text().splitlines()} == {"postgres"}
     assert "keys" not in settings.owner_dsn and "pg/pgpass" in settings.owner_dsn
     derived = settings.model_copy(update={"database_url": settings.owner_dsn}).app_dsn  # an owner DSN with its file

@@ -54,8 +54,8 @@ def page(web_stack, tmp_path_factory):
     database = web_stack.database_url.rsplit("/", 1)[1]
     env = {**web_stack.env, **BUDGETS, "CITESTREAM_STATE_DIR": str(state),
            "CITESTREAM_RECORD_PUBLIC_KEY_FILE": str(shared.record_public_key_path),
-           "CITESTREAM_APP_DATABASE_URL": f"postgresql://{shared.app_db_user}@127.0.0.1:{shared.pg_port}/{database}"
-                                          f"?passfile={shared.pgpass_file(shared.app_db_user)}"}
+           "CITESTREAM_PAGE_DATABASE_URL": f"postgresql://{shared.page_db_user}@127.0.0.1:{shared.pg_port}/{database}"
+                                           f"?passfile={shared.pgpass_file(shared.page_db_user)}"}
     web = WebProcess(tmp_path_factory.mktemp("budget-page") / "web.log", free_port(28480), env)
     web.wait_ready()
     web.state = state
