@@ -54,7 +54,7 @@ def _bound(where: str) -> int:
 
 def test_every_pattern_of_the_package_is_found(patterns):
     found, built = patterns
-    assert len(found) > 150  # 168 when this was written: a broken inventory would find few
+    assert len(found) > 150  # 177 when this was written: a broken inventory would find few
     wheres = {f.where for f in found}
     assert {"citestream.compliance.rule_evaluator.CHALLENGE", "citestream.verification.terms._IDENTIFIER"} <= wheres
     assert {call.split(":")[0] for call in built} <= set(BUILT_AT_RUN_TIME), built
@@ -64,13 +64,15 @@ def test_each_pattern_reads_a_megabyte_of_its_hardest_text_within_100_ms(pattern
     """The budget is CPU time of the scanning thread (others' load on a shared machine does not count); the best of
     two runs of the three hardest texts of a 2 kB probe."""
     found, _ = patterns
-    over = []
+    over, slowest = [], (0.0, "")
     for f in found:
         bound = _bound(f.where)
         worst = max((min(scan_cpu_s(f.pattern, fill(unit, MEGABYTE)[:bound]) for _ in range(2)), unit)
                     for _, unit in hardest(f.pattern, probe_chars=2048))
+        slowest = max(slowest, (worst[0], f.where))
         if worst[0] > BUDGET_S:
             over.append(f"{f.where}: {worst[0] * 1000:.0f} ms on {bound:,} characters of {worst[1]!r}")
+    print(f"{len(found)} patterns; the slowest, {slowest[1]}, {slowest[0] * 1000:.1f} ms of CPU")
     assert not over, "\n".join(over)
 
 

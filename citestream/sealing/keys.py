@@ -54,12 +54,12 @@ def load_key(path: Path, create: bool = False) -> bytes | None:
 
 
 def write_public(path: Path, data: bytes) -> None:
-    """``data`` (a public key, hex) into ``path``, readable by all and writable by its owner only; atomically."""
+    """``data`` (a public key, hex) into ``path``, 0600 like everything in the state folder (a page running as
+    another user is given a copy, or read access, by the operator; no one else may write it); atomically."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     with os.fdopen(fd, "w") as out:
         out.write(data.hex() + "\n")
-    os.chmod(name, 0o644)
     os.replace(name, path)
 
 

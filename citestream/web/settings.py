@@ -38,7 +38,7 @@ class WebSettings(BaseSettings):
     writes_per_minute: int = Field(
         20, ge=1, description="Questions and uploads one client may send a minute (half of them at once); more get 429")
     upload_mb_per_day: float = Field(
-        200.0, gt=0, description="Megabytes one client may upload a day (given back evenly over 24 h); more get 429")
+        100.0, gt=0, description="Megabytes one client may upload a day (given back evenly over 24 h); more get 429")
     max_streams_per_client: int = Field(4, ge=1, description="Live event streams one client may hold at once")
     timeline_reads_per_client_per_minute: int = Field(
         10, ge=1, description="Timelines one client may have read from Kafka a minute (within the page's total)")
