@@ -183,12 +183,11 @@ def keep_anchored(settings, stop_after: float | None = None) -> None:
 
     if settings.ledger_anchor_interval_s <= 0:
         return
-    anchors = anchor_file(settings, create_key=True)
     ledger, name = Ledger(engine_for(settings.app_dsn)), ledger_name(settings.database_url)
     started, written = time.monotonic(), None
     while stop_after is None or time.monotonic() - started < stop_after:
         time.sleep(settings.ledger_anchor_interval_s)
-        try:
-            written = write_checkpoint(ledger, anchors, name, written) or written
-        except Exception as exc:  # database away, disk full: try again next time, never stop the worker
+        try:  # the key read each time: one refused (others may read it) is said in the log until it is fixed
+            written = write_checkpoint(ledger, anchor_file(settings, create_key=True), name, written) or written
+        except Exception as exc:  # database away, disk full, key refused: try again next time, never stop the worker
             log.error("ledger checkpoint not written: %s: %s", type(exc).__name__, exc)
