@@ -40,7 +40,8 @@ def test_postgres_wants_a_password_on_tcp_and_keeps_its_socket_to_itself(embedde
            if line.strip() and not line.startswith("#")]
     assert hba and all(fields[-1] == "scram-sha-256" for fields in hba)
     assert _mode(embedded.socket_dir) == 0o700 and _mode(embedded.root) == 0o700
-    assert _mode(embedded.pgpass) == 0o600 and set(embedded.passwords()) == {"postgres", "citestream_app"}
+    assert _mode(embedded.pgpass) == 0o600
+    assert set(embedded.passwords()) == {"postgres", "citestream_app", "citestream_page"}
     socket_file = embedded.socket_dir / f".s.PGSQL.{settings.pg_port}"
     assert _mode(socket_file) == 0o700
     with psycopg.connect(settings.owner_dsn) as conn:  # the passfile, found without anyone typing a password
