@@ -184,8 +184,12 @@ def cmd_web(args) -> int:
     logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     logging.getLogger("aiokafka").setLevel(logging.WARNING)  # a line per partition on every group join
     print(f"citestream web on {web.url}", flush=True)
+    # X-Forwarded-For only from the proxies the operator names: uvicorn believes 127.0.0.1's by default, and every
+    # visitor of a page on 127.0.0.1 would pick the address its budgets are counted under
+    trusted = web.trusted_proxies.strip()
     uvicorn.run(create_app(web=web), host=web.host, port=web.port, log_level=args.loglevel,
-                timeout_graceful_shutdown=3, access_log=False)
+                timeout_graceful_shutdown=3, access_log=False, proxy_headers=bool(trusted),
+                forwarded_allow_ips=trusted or None)
     return 0
 
 

@@ -53,6 +53,9 @@ class WebSettings(BaseSettings):
     pdf_jobs: int = Field(
         8, ge=1, description="Page images and chunk boxes rendering or waiting at once, all clients; more get 503")
     boxes_kept: int = Field(2048, ge=0, description="Chunks whose highlight boxes are kept in memory")
+    trusted_proxies: str = Field(
+        "", description="Addresses of reverse proxies whose X-Forwarded-For names the visitor (comma-separated); "
+                        "empty = none: a visitor is its peer address, whatever headers it sends")
     allowed_hosts: str = Field(
         "127.0.0.1,localhost",
         description="Host headers served (comma-separated; '*' for any). Guards against DNS rebinding")

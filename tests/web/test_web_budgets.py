@@ -87,6 +87,15 @@ def test_requests_a_minute_are_one_clients_own(page):
         assert greedy.get("/healthz").status_code == 200 and greedy.get("/").status_code == 200  # pages are not API
 
 
+def test_a_visitor_cannot_pick_another_address_with_a_header(page):
+    """uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: a visitor naming a new address on
+    every request would have had a new budget each time."""
+    with visitor(page, 1) as spoofer:  # 127.0.0.1: the address uvicorn believes by default
+        statuses = [spoofer.get("/api/documents", headers={"x-forwarded-for": f"10.9.{i}.{i}"}).status_code
+                    for i in range(20)]
+    assert 429 in statuses, statuses
+
+
 def test_writes_a_minute_are_one_clients_own(page):
     with visitor(page, 4) as asker, visitor(page, 5) as other:
         statuses = [asker.post("/api/questions", json={"question": f"What does lecanemab target? {i}"}).status_code
