@@ -1,5 +1,5 @@
 """What one client may make the page do, beside the page's global caps: requests and writes a minute, bytes
-uploaded a day, event streams, timeline reads and PDF renders at once.
+uploaded a day, event streams, timeline reads and PDF renders at once; and the writes of all clients together.
 
 Without them one visitor could take every event-stream slot, every timeline read of the minute, every render,
 and upload without end. A client is the peer's address. Behind a reverse proxy every visitor is the proxy's
@@ -52,6 +52,7 @@ class Budgets:
     def __init__(self, web: WebSettings):
         self.web = web
         self._clients: OrderedDict[str, _Client] = OrderedDict()
+        self.all_writes = PerMinute(web.writes_per_minute_total)  # every client's together
 
     def client(self, who: str) -> _Client:
         state = self._clients.get(who)
@@ -116,6 +117,8 @@ class ClientBudgets:
                 if scope["method"] == "POST":
                     self.budgets.spend(who, "writes", f"more than {self.budgets.web.writes_per_minute} questions "
                                                       "and uploads a minute from this address")
+                    if wait := self.budgets.all_writes.allow():
+                        raise OverBudget("the page takes no more questions and uploads this minute", wait)
             except OverBudget as exc:
                 await too_many(send, exc)
                 return

@@ -43,7 +43,10 @@ class WebSettings(BaseSettings):
     timeline_reads_per_client_per_minute: int = Field(
         10, ge=1, description="Timelines one client may have read from Kafka a minute (within the page's total)")
     pdf_jobs_per_client: int = Field(2, ge=1, description="Page images and chunk boxes one client may wait for at once")
-    # What the page keeps, all clients together
+    # What the page takes and keeps, all clients together
+    writes_per_minute_total: int = Field(
+        300, ge=1, description="Questions and uploads the page takes a minute from all clients together (a tenth "
+                               "at once): many addresses cannot make it flood the worker; more get 429")
     uploads_max_mb: float = Field(
         4096.0, gt=0, description="Megabytes all uploads on disk (<state>/uploads) may take; an upload past them "
                                   "gets 507")

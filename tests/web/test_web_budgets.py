@@ -76,6 +76,11 @@ def test_the_budget_table_forgets_the_oldest_client_first_but_never_one_holding_
     budgets.give_back("holder", "streams")
 
 
+def test_all_visitors_together_have_a_writes_budget_of_the_page():
+    budgets = Budgets(WebSettings(writes_per_minute_total=60))
+    assert [budgets.all_writes.allow() == 0 for _ in range(7)] == [True] * 6 + [False]  # a tenth at once
+
+
 def test_requests_a_minute_are_one_clients_own(page):
     with visitor(page, 2) as greedy, visitor(page, 3) as other:
         statuses = [greedy.get("/api/documents").status_code for _ in range(20)]
