@@ -235,6 +235,8 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         name = request.headers.get("x-filename")
         if name is None:
             return _error(400, "missing X-Filename header")
+        if wait := budgets.all_uploads.allow():
+            return _error(429, "the page takes no more uploads this minute", wait)
         name = unquote(name[:uploads.MAX_FILENAME_CHARS * 3])
         room = int(web.uploads_max_mb * (1 << 20)) - await asyncio.to_thread(uploads.uploads_bytes, uploads_dir)
         try:

@@ -53,6 +53,7 @@ class Budgets:
         self.web = web
         self._clients: OrderedDict[str, _Client] = OrderedDict()
         self.all_writes = PerMinute(web.writes_per_minute_total)  # every client's together
+        self.all_uploads = PerMinute(web.uploads_per_minute_total)
 
     def client(self, who: str) -> _Client:
         state = self._clients.get(who)

@@ -47,6 +47,10 @@ class WebSettings(BaseSettings):
     writes_per_minute_total: int = Field(
         300, ge=1, description="Questions and uploads the page takes a minute from all clients together (a tenth "
                                "at once): many addresses cannot make it flood the worker; more get 429")
+    uploads_per_minute_total: int = Field(
+        10, ge=1, description="Uploads the page takes a minute from all clients together (a tenth, at least one, at "
+                              "once): each is an ingest and a new index version, which the next question reads "
+                              "the corpus's vocabulary again for (about 1 s); more get 429")
     uploads_max_mb: float = Field(
         4096.0, gt=0, description="Megabytes all uploads on disk (<state>/uploads) may take; an upload past them "
                                   "gets 507")

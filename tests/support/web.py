@@ -27,7 +27,8 @@ UPLOAD_MAX_MB = 1
 MAX_STREAMS = 6  # event streams the stack's page serves at once: small, so the cap is reached in a test
 ONE_VISITOR = {"CITESTREAM_UI_REQUESTS_PER_MINUTE": "100000", "CITESTREAM_UI_WRITES_PER_MINUTE": "100000",
                "CITESTREAM_UI_UPLOAD_MB_PER_DAY": "100000", "CITESTREAM_UI_MAX_STREAMS_PER_CLIENT": str(MAX_STREAMS),
-               "CITESTREAM_UI_TIMELINE_READS_PER_CLIENT_PER_MINUTE": "100000", "CITESTREAM_UI_PDF_JOBS_PER_CLIENT": "8"}
+               "CITESTREAM_UI_TIMELINE_READS_PER_CLIENT_PER_MINUTE": "100000", "CITESTREAM_UI_PDF_JOBS_PER_CLIENT": "8",
+               "CITESTREAM_UI_WRITES_PER_MINUTE_TOTAL": "100000", "CITESTREAM_UI_UPLOADS_PER_MINUTE_TOTAL": "100000"}
 """Every test of the stack's page is one visitor (127.0.0.1): its budgets are the page's own here
 (tests/web/test_web_budgets.py holds each visitor to its own on a second page)."""
 

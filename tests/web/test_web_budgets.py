@@ -35,7 +35,7 @@ BUDGETS = {"CITESTREAM_UI_REQUESTS_PER_MINUTE": "40", "CITESTREAM_UI_WRITES_PER_
            "CITESTREAM_UI_MAX_STREAMS_PER_CLIENT": "2", "CITESTREAM_UI_TIMELINE_READS_PER_CLIENT_PER_MINUTE": "2",
            "CITESTREAM_UI_TIMELINE_READS_PER_MINUTE": "120", "CITESTREAM_UI_PDF_JOBS": "3",
            "CITESTREAM_UI_PDF_JOBS_PER_CLIENT": "2", "CITESTREAM_UI_PAGE_CACHE_MB": "1.5",
-           "CITESTREAM_UI_UPLOADS_MAX_MB": "0.6"}
+           "CITESTREAM_UI_UPLOADS_MAX_MB": "0.6", "CITESTREAM_UI_UPLOADS_PER_MINUTE_TOTAL": "600"}
 SLOW_PAGES = 12
 _WORDS = ["cleaning validation", "process validation", "stability testing", "container closure", "sterile filling",
           "batch release", "change control"]
@@ -77,8 +77,9 @@ def test_the_budget_table_forgets_the_oldest_client_first_but_never_one_holding_
 
 
 def test_all_visitors_together_have_a_writes_budget_of_the_page():
-    budgets = Budgets(WebSettings(writes_per_minute_total=60))
+    budgets = Budgets(WebSettings(writes_per_minute_total=60, uploads_per_minute_total=10))
     assert [budgets.all_writes.allow() == 0 for _ in range(7)] == [True] * 6 + [False]  # a tenth at once
+    assert [budgets.all_uploads.allow() == 0 for _ in range(2)] == [True, False]
 
 
 def test_requests_a_minute_are_one_clients_own(page):
