@@ -103,6 +103,13 @@ class Settings(BaseSettings):
     llm_max_attempts: int = 3
     verify_judge: str = Field(
         "relevance", description="Claim judge: relevance (the relevance model) | rules | llm (the generation backend)")
+    verify_support_threshold: float = Field(
+        0.5, gt=0, le=1, description="The claim judge's score a sentence needs to be read as stating a claim "
+                                     "(below it, for every sentence of the pack: unclear)")
+    verify_paraphrase_threshold: float = Field(
+        0.8, gt=0, le=1, description="From this score the claim judge takes a sentence for a restatement of the claim: "
+                                     "the claim's other words may be its own (its doers, numbers, names and polarity "
+                                     "must still match)")
     verify_embedding_weight: float = Field(
         0.7, ge=0, le=1, description="The relevance embedder's cosine share in the claim judge's score, beside the "
                                      "cross-encoder's (chosen on claims_v2_dev: the answer flow's cosine alone "

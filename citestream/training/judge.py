@@ -120,6 +120,21 @@ def claim_groups(claims: Sequence[WrittenClaim], documents: dict[str, Document],
     return groups
 
 
+def replayed_groups(mined: Sequence, n: int, seed: int) -> list[Group]:
+    """``n`` of the cross-encoder's second-stage groups (``groups.Group``: LLM questions about corpus sentences,
+    glossary definitions, FDA Q&A; the answering sentence first), in the judge's form, answering unit shuffled in:
+    replayed beside the written supervision so the judge keeps what its start knew of the corpus' kind of text."""
+    rng = random.Random(seed)
+    picked = rng.sample(list(mined), min(n, len(mined)))
+    out = []
+    for g in picked:
+        order = list(range(len(g.texts)))
+        rng.shuffle(order)
+        out.append(Group(f"replay:{g.source}:{g.group}", g.question, tuple((g.texts[i],) for i in order),
+                         (order.index(0),), "replay"))
+    return out
+
+
 def groups_sha256(groups: Sequence[Group]) -> str:
     return sha256_hex(json.dumps([asdict(g) for g in groups], sort_keys=True))
 

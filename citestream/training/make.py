@@ -180,6 +180,15 @@ def cmd_judge(args) -> int:
     config = JudgeConfig(epochs=args.epochs, layers=args.layers, lr=args.lr, max_length=args.max_length)
     embedder = get_relevance_embedder()
     data = judge_data(Path(args.documents).resolve(), config, embedder.embed)
+    if args.replay:
+        from ..embedding import get_embedder
+        from .groups import mine_groups
+        from .judge import replayed_groups
+
+        mined = mine_groups(load_corpus(Path(args.corpus)), load_questions(questions_file()),
+                            fdaqa_rows(Path(args.fdaqa)), get_embedder().embed)
+        data.train += replayed_groups(mined, args.replay, config.seed)
+        data.counts["replayed_groups"] = args.replay
     print(json.dumps(data.counts), file=sys.stderr)
 
     def on_dev(model, tokenizer) -> dict:
@@ -279,6 +288,11 @@ def add_parser(sub) -> None:
     j.add_argument("--lr", type=float, default=3e-5)
     j.add_argument("--max-length", type=int, default=128)
     j.add_argument("--evaluate-every", type=int, default=0, help="steps between dev evaluations (0: at the end)")
+    j.add_argument("--replay", type=int, default=1200,
+                   help="second-stage groups (corpus LLM questions, definitions, FDA Q&A) trained beside the written "
+                        "ones, so the judge keeps what its start knew (0: none)")
+    j.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    j.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     j.add_argument("--checkpoint-every", type=int, default=50)
     j.set_defaults(fn=cmd_judge)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .judge import ClaimJudge
 from .llm_judge import LLMJudge
 from .rule_judge import OfflineJudge
-from .relevance_judge import RelevanceJudge
+from .relevance_judge import PARAPHRASE_THRESHOLD, SUPPORT_THRESHOLD, RelevanceJudge
 from .verify_claims import fail_closed, pack_finder, verify_claims
 
 
@@ -14,7 +14,8 @@ def judge_from_settings(settings, llm_factory, relevance_factory) -> ClaimJudge:
     rules (the deterministic term-matching judge) or llm (the generation backend as judge)."""
     choice = getattr(settings, "verify_judge", "relevance")
     if choice == "relevance":
-        return RelevanceJudge(relevance_factory())
+        return RelevanceJudge(relevance_factory(), getattr(settings, "verify_support_threshold", SUPPORT_THRESHOLD),
+                              getattr(settings, "verify_paraphrase_threshold", PARAPHRASE_THRESHOLD))
     if choice == "rules":
         return OfflineJudge()
     if choice == "llm":
