@@ -1,10 +1,10 @@
 """Two-pass extraction: fragments → clean visual lines → blocks with their section (pass 1); page check (pass 2).
 
 Pass 1 drops what would pollute chunks (running headers and footers repeated
-across pages, page numbers, margin line numbers), rebuilds visual lines that
-pdfium split (superscripts, margin numbers), joins words hyphenated at line
-ends, groups lines into blocks (paragraphs, list items, table-like rows,
-footnotes) and tracks the current heading as ``section``.
+across pages, page numbers, margin line numbers, footnote marks), rebuilds
+visual lines that pdfium split (superscripts, margin numbers), joins words
+hyphenated at line ends, groups lines into blocks (paragraphs, list items,
+table-like rows, footnotes) and tracks the current heading as ``section``.
 
 Pass 2 compares, page by page, the words pass 1 kept with the words the page
 holds (less what cleaning removed on purpose); a page that lost more than
@@ -110,13 +110,44 @@ def _drop_line_numbers(fragments: list[Fragment]) -> list[Fragment]:
             rest = re.sub(r"^\d{1,4}\s*", "", f.text)
             if not rest:
                 continue
-            f = Fragment(f.page, rest, f.x0, f.x1, f.bottom, f.top, f.size, f.bold)
+            shift = len(f.text) - len(rest)
+            f = Fragment(f.page, rest, f.x0, f.x1, f.bottom, f.top, f.size, f.bold,
+                         marks=tuple((a - shift, b - shift) for a, b in f.marks if a >= shift))
         kept.append(f)
     return kept
 
 
+_UNIT_BEFORE = re.compile(r"(?:^|\s)(?:[kcmdµμn]?m|ft|in)$")  # "25 m2": a power of a unit, not a footnote mark
+_MARK_ONLY = re.compile(r"\d{1,3}(?:,\d{1,3})*")
+
+
+def _unmarked(f: Fragment) -> Fragment:
+    """``f`` without its marks (``pdf.Fragment.marks``): footnote marks set superscript after a word or a sign
+    ("resources8 to", "approval.9", "face-to-face,62") or opening a footnote, and margin line numbers pdfium put
+    inside the line. What a reader reads as the sentence is left; a footnote keeps its text, in a chunk of its own.
+    A power of a unit ("25 m2") stays."""
+    if not f.marks:
+        return f
+    text, cut = f.text, 0
+    for start, end in f.marks:
+        start, end = start - cut, end - cut
+        if _UNIT_BEFORE.search(text[:start]):
+            continue
+        text = text[:start] + text[end:]
+        cut += end - start
+    text = re.sub(r" {2,}", " ", text).strip()
+    return Fragment(f.page, text, f.x0, f.x1, f.bottom, f.top, f.size, f.bold, f.lead_number, f.lead_gap)
+
+
+def _raised_alone(f: Fragment, line: _Line) -> bool:
+    """A fragment that is only a footnote mark, set smaller and higher than the line it sits on ("51,52")."""
+    return (bool(_MARK_ONLY.fullmatch(f.text)) and line.size > 0 and f.size < 0.8 * line.size
+            and f.bottom > line.bottom + 0.15 * line.size)
+
+
 def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
     """Merge fragments that pdfium emitted one after another on the same visual line (superscripts, margins)."""
+    fragments = [u for u in map(_unmarked, fragments) if u.text]
     lines: list[_Line] = []
     for f in fragments:
         last = lines[-1] if lines else None
@@ -128,6 +159,7 @@ def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
         else:
             lines.append(_Line(f.page, "", f.x0, f.bottom, f.top, f.size, f.bold, fragments=[f]))
     for line in lines:
+        line.fragments = [f for f in line.fragments if not _raised_alone(f, line)] or line.fragments
         parts = sorted(line.fragments, key=lambda f: f.x0)
         gaps = [b.x0 - a.x1 for a, b in pairwise(parts)]
         line.table = len(parts) >= 2 and any(g > 2.5 * max(line.size, 1.0) for g in gaps)
