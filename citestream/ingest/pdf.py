@@ -41,6 +41,7 @@ class Fragment:
     lead_number: int | None = None  # a leading integer token (line numbers, page numbers)
     lead_gap: float = 0.0  # space between that number and the next character (line numbers sit apart)
     marks: tuple[tuple[int, int], ...] = ()  # (start, end) of digit runs in ``text`` no sentence holds: footnote marks
+    rest_x0: float = 0.0  # where the text after ``lead_number`` starts (a line number stripped leaves it there)
 
 
 @dataclass
@@ -81,7 +82,7 @@ def _page(number: int, raw: list) -> RawPage:
 
 
 def _fragment(page: int, raw: list) -> Fragment:
-    text, x0, x1, bottom, top, size, bold, lead_number, lead_gap, marks = raw
+    text, x0, x1, bottom, top, size, bold, lead_number, lead_gap, marks, rest_x0 = raw
     if not isinstance(text, str) or not isinstance(bold, bool):
         raise TypeError("fragment")
     gap = float(lead_gap)
@@ -89,7 +90,8 @@ def _fragment(page: int, raw: list) -> Fragment:
     if any(not 0 <= a < b <= len(text) for a, b in runs):
         raise ValueError("mark outside the fragment")
     return Fragment(page, text, float(x0), float(x1), float(bottom), float(top), float(size), bold,
-                    None if lead_number is None else int(lead_number), gap if not math.isnan(gap) else 0.0, runs)
+                    None if lead_number is None else int(lead_number), gap if not math.isnan(gap) else 0.0, runs,
+                    float(rest_x0))
 
 
 def page_texts(path: Path) -> list[str]:

@@ -60,9 +60,9 @@ def _checked_chars(textpage, number: int, limits: PdfLimits) -> int:
 
 def parse(data: bytes, limits: PdfLimits) -> list:
     """``[pages, metadata]``. Per page: ``[width, height, plain text, fragments]``; a fragment is
-    ``[text, x0, x1, bottom, top, size, bold, lead_number, lead_gap, marks]`` (PDF units, origin bottom-left;
-    ``marks``: the ``[start, end]`` of each run of digits in ``text`` that belongs to no sentence: footnote marks and
-    margin numbers, see ``_marks``).
+    ``[text, x0, x1, bottom, top, size, bold, lead_number, lead_gap, marks, rest_x0]`` (PDF units, origin
+    bottom-left; ``marks``: the ``[start, end]`` of each run of digits in ``text`` that belongs to no sentence:
+    footnote marks and margin numbers, see ``_marks``; ``rest_x0``: where the text after a leading number starts).
     ``metadata``: the document information's text fields (author, title, ...), as ``[key, value]`` pairs."""
     pdf = open_pdf(data, limits)
     try:
@@ -153,7 +153,7 @@ def _fragments(textpage, text: str) -> list[list]:
 
 def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list:
     if not aligned:
-        return [text, 0.0, 0.0, 0.0, 0.0, 0.0, False, None, 0.0, []]
+        return [text, 0.0, 0.0, 0.0, 0.0, 0.0, False, None, 0.0, [], 0.0]
     probes = sorted({first, (first + last) // 2, last})
     boxes = [textpage.get_charbox(i, loose=True) for i in probes]
     heights = [b[3] - b[1] for b in boxes]  # the glyph's font box: a size that holds under scaled text matrices
@@ -162,7 +162,7 @@ def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list
     left, right = boxes[0][0], boxes[-1][2]
     _, bottom, _, top = boxes[tallest]
     weight = pdfium_c.FPDFText_GetFontWeight(textpage.raw, main)
-    lead_number, lead_gap = None, 0.0
+    lead_number, lead_gap, rest_x0 = None, 0.0, left
     number = _LEAD_NUMBER.match(text)
     if number:
         lead_number = int(number.group(1))
@@ -173,9 +173,10 @@ def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list
         else:
             _, _, number_right, _ = textpage.get_charbox(digits_end, loose=False)
             next_left, _, _, _ = textpage.get_charbox(first + rest, loose=False)
-            lead_gap = next_left - number_right
+            lead_gap, rest_x0 = next_left - number_right, next_left
     marks = _marks(textpage, text, first, heights[tallest], bottom)
-    return [text, left, right, bottom, top, round(heights[tallest], 1), weight >= 600, lead_number, lead_gap, marks]
+    return [text, left, right, bottom, top, round(heights[tallest], 1), weight >= 600, lead_number, lead_gap, marks,
+            rest_x0]
 
 
 _MARK_RUN = re.compile(r"(?<![0-9])[0-9]{1,4}(?:,[0-9]{1,3})*(?![0-9])")
