@@ -234,8 +234,8 @@ def heading_end(unit: str) -> int:
     for j, token in enumerate(tokens):
         opens = (token[:1].isupper() and token.lower() in _OPENERS and j + 1 < len(tokens)
                  and not tokens[j + 1][:1].isupper() and not tokens[j - 1].endswith((".", ":", ";", "?", "!")))
-        if j >= 1 and opens and (shouted == j - sum(bool(_SECTION_NUMBER.match(t)) for t in tokens[:j])
-                                 and shouted or j >= 2 and capitals >= 2):
+        all_shouted = shouted > 0 and shouted == j - sum(bool(_SECTION_NUMBER.match(t)) for t in tokens[:j])
+        if j >= 1 and opens and (all_shouted or (j >= 2 and capitals >= 2)):
             return len(" ".join(tokens[:j])) + 1
         if not _heading_word(token) or j >= 15:
             return 0
