@@ -26,7 +26,7 @@ from ..core.regulators import BY_NAME, FILE_WORDS, MARKS, REGULATORS, canonical,
 
 AUTHORITIES = ("FDA", "EMA", "ICH", "SOPS")
 _ICH_CODE = re.compile(r"(?:^|[^A-Za-z])(?:Q\d{1,2}|E\d{1,2}|M\d{1,2}|S\d{1,2})(?:[^A-Za-z0-9]|R\d|$)", re.I)
-_FDA_FILE = re.compile(r"(?:^|[^A-Za-z])(?:ANDA|NDA|BLA|IND|CPG)(?:[^A-Za-z]|$)", re.I)
+_FDA_FILE = re.compile(r"(?:^|[^A-Za-z])(?:ANDA|NDA|BLA|IND|CPG|guidance)(?:[^A-Za-z]|$)", re.I)
 _META_FIELDS = ("Author", "Title", "Subject", "Keywords")
 
 
