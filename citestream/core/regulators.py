@@ -5,8 +5,10 @@ One table serves both sides, so a regulator a document can be read as issued by 
 contract's scope enum has four names; every other regulator (the MHRA, WHO, PIC/S, Health Canada, ...) has no scope
 of its own: its documents are ``MIXED`` and are found by their ``issuer`` (docs/retrieval.md, "Scope").
 
-``asked`` patterns are case-sensitive ("who" is not the WHO). ``marks`` are how a publisher names itself on a cover
-or in the PDF's metadata: full names match in any case (covers are often set in capitals), acronyms as written.
+``asked`` patterns are case-sensitive ("who" is not the WHO). ``marks`` are how a publisher names itself on a cover:
+full names in any case (covers are often set in capitals) and phrases only it prints ("ICH HARMONISED GUIDELINE",
+"EMA/CHMP/..."). ``short`` are its acronyms as written: weaker, since prose mentions them ("received FDA approval"),
+they count in a cover's short lines and in the PDF's metadata only (``ingest.issuer``).
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ class Regulator:
     scope: str | None           # the contract scope of its documents; None: MIXED, found by issuer
     asked: tuple[str, ...]      # how a question names it
     marks: tuple[str, ...] = ()  # how a document names it as its issuer
-    first: bool = False         # read before the others (see ``FIRST``)
+    first: bool = False         # read before the others (see ``REGULATORS``)
     file_words: tuple[str, ...] = ()  # its names in a file name (any case, between non-letters)
+    short: tuple[str, ...] = ()  # its acronyms, as a cover's title line or the metadata writes them
 
 
 # ICH first: a regulator republishes ICH guidelines under its own cover ("Guidance for Industry ... ICH"), and the
@@ -46,24 +49,23 @@ REGULATORS: tuple[Regulator, ...] = (
               (_name("International Council for Harmonisation", "International Council for Harmonization",
                      "International Conference on Harmonisation", "International Conference on Harmonization"),
                r"(?i:\bICH Harmoni[sz]ed\b)", r"\bICH\b[^\n]{0,40}(?i:\bGuideline)", r"(?m:\b\d{4}\s+ICH\b|\bICH\s*$)"),
-              first=True, file_words=("ich",)),
+              first=True, file_words=("ich",), short=(r"\bICH\b",)),
     Regulator("SOPS", "SOPS", (), (_name("Standard Operating Procedure"), r"\bSOP[-\s]?\d"), first=True,
               file_words=("sop", "sops")),
     Regulator("FDA", "FDA", (r"\bU\.?S\.? ?FDA\b", r"\bFDA'?s?\b", r"\bFood and Drug Administration\b", r"\bCDER\b",
                              r"\bCBER\b", r"\b21 ?CFR\b"),
               (_name("Food and Drug Administration", "Department of Health and Human Services",
                      "Center for Drug Evaluation and Research", "Center for Biologics Evaluation and Research",
-                     "Center for Devices and Radiological Health", "21 Code of Federal Regulations"),
-               r"\b(?:FDA|CDER|CBER|CDRH)\b", r"\b21 CFR\b"),
-              file_words=("fda", "cfr", "cder", "cber", "cdrh")),
+                     "Center for Devices and Radiological Health", "21 Code of Federal Regulations"),),
+              file_words=("fda", "cfr", "cder", "cber", "cdrh"), short=(r"\b(?:FDA|CDER|CBER|CDRH)\b", r"\b21 CFR\b")),
     Regulator("EMA", "EMA", (r"\bEMA'?s?\b", r"\bEMEA\b", r"\bEuropean Medicines Agency\b", r"\bCHMP\b",
                              r"\bEudraLex\b", r"\bEuropean Commission\b", r"\bEU[- ]GMP\b",
                              _rules("EU", "European", "European Union"), r"\bEU annex(?:es)?\b",
                              r"\b(?:under|per|according to|in accordance with) (?:the )?(?:EU|European Union)"
                              r"(?:'s)?\b"),
               (_name("European Medicines Agency", "An agency of the European Union",
-                     "Committee for Medicinal Products for Human Use"), r"\bEMEA?/(?:CHMP|CVMP)", r"\b(?:EMA|CHMP)\b"),
-              file_words=("ema", "emea", "chmp")),
+                     "Committee for Medicinal Products for Human Use"), r"\bEMEA?/(?:CHMP|CVMP)"),
+              file_words=("ema", "emea", "chmp"), short=(r"\b(?:EMA|CHMP)\b",)),
     # The European Commission publishes EudraLex (EU GMP among it): EMA's scope. Questions name it under EMA.
     Regulator("European Commission", "EMA", (),
               (_name("European Commission", "Directorate-General for Health and Food Safety",
@@ -71,49 +73,51 @@ REGULATORS: tuple[Regulator, ...] = (
               file_words=("eudralex",)),
     Regulator("MHRA", None, (r"\bMHRA\b", r"\bMedicines (?:and|&) Healthcare products Regulatory Agency\b",
                              _rules("UK", "British"), r"\b(?:under|per|according to) (?:the )?UK\b"),
-              (_name("Medicines and Healthcare products Regulatory Agency"), r"\bMHRA\b"), file_words=("mhra",)),
+              (_name("Medicines and Healthcare products Regulatory Agency"),), file_words=("mhra",),
+              short=(r"\bMHRA\b",)),
     Regulator("Health Canada", None, (r"\bHealth Canada\b", _rules("Canadian")),
               (_name("Health Canada", "Santé Canada"),), file_words=("hc-sc",)),
     Regulator("PMDA", None, (r"\bPMDA\b", r"\bMHLW\b", r"\bPharmaceuticals and Medical Devices Agency\b",
                              _rules("Japanese")),
-              (_name("Pharmaceuticals and Medical Devices Agency", "Ministry of Health, Labour and Welfare"),
-               r"\b(?:PMDA|MHLW)\b"), file_words=("pmda", "mhlw")),
+              (_name("Pharmaceuticals and Medical Devices Agency", "Ministry of Health, Labour and Welfare"),),
+              file_words=("pmda", "mhlw"), short=(r"\b(?:PMDA|MHLW)\b",)),
     Regulator("TGA", None, (r"\bTGA\b", r"\bTherapeutic Goods Administration\b", _rules("Australian")),
-              (_name("Therapeutic Goods Administration"), r"\bTGA\b"), file_words=("tga",)),
+              (_name("Therapeutic Goods Administration"),), file_words=("tga",), short=(r"\bTGA\b",)),
     Regulator("WHO", None, (r"\bWHO\b", r"\bWorld Health Organi[sz]ation\b"),
               (_name("World Health Organization", "World Health Organisation", "Organisation mondiale de la Santé"),
                r"\bWHO Technical Report Series\b", r"©\s*WHO\b"), file_words=("who",)),
     Regulator("NMPA", None, (r"\bNMPA\b", r"\bCFDA\b", r"\bNational Medical Products Administration\b",
                              _rules("Chinese")),
-              (_name("National Medical Products Administration"), r"\bNMPA\b"), file_words=("nmpa",)),
+              (_name("National Medical Products Administration"),), file_words=("nmpa",), short=(r"\bNMPA\b",)),
     Regulator("Swissmedic", None, (r"\bSwissmedic\b", _rules("Swiss")),
               (_name("Swissmedic", "Swiss Agency for Therapeutic Products"),), file_words=("swissmedic",)),
     Regulator("ANVISA", None, (r"\bANVISA\b", _rules("Brazilian")),
-              (_name("Agência Nacional de Vigilância Sanitária"), r"\bANVISA\b"), file_words=("anvisa",)),
+              (_name("Agência Nacional de Vigilância Sanitária"),), file_words=("anvisa",), short=(r"\bANVISA\b",)),
     Regulator("MFDS", None, (r"\bMFDS\b", r"\bMinistry of Food and Drug Safety\b", _rules("Korean")),
-              (_name("Ministry of Food and Drug Safety"), r"\bMFDS\b"), file_words=("mfds",)),
+              (_name("Ministry of Food and Drug Safety"),), file_words=("mfds",), short=(r"\bMFDS\b",)),
     Regulator("HSA", None, (r"\bHealth Sciences Authority\b", _rules("Singaporean", "Singapore")),
               (_name("Health Sciences Authority"),)),
     Regulator("TFDA", None, (r"\bTFDA\b", r"\bTaiwan FDA\b", _rules("Taiwanese")),
-              (_name("Taiwan Food and Drug Administration"), r"\bTFDA\b")),
+              (_name("Taiwan Food and Drug Administration"),), short=(r"\bTFDA\b",)),
     Regulator("TITCK", None, (r"\bTITCK\b", r"\bTurkish Medicines\b", _rules("Turkish")),
-              (_name("Turkish Medicines and Medical Devices Agency"), r"\bTITCK\b")),
+              (_name("Turkish Medicines and Medical Devices Agency"),), short=(r"\bTITCK\b",)),
     Regulator("SFDA", None, (r"\bSFDA\b", r"\bSaudi Food and Drug Authority\b", _rules("Saudi")),
-              (_name("Saudi Food and Drug Authority"), r"\bSFDA\b")),
-    Regulator("COFEPRIS", None, (r"\bCOFEPRIS\b", _rules("Mexican")), (r"\bCOFEPRIS\b",)),
+              (_name("Saudi Food and Drug Authority"),), short=(r"\bSFDA\b",)),
+    Regulator("COFEPRIS", None, (r"\bCOFEPRIS\b", _rules("Mexican")), short=(r"\bCOFEPRIS\b",)),
     Regulator("SAHPRA", None, (r"\bSAHPRA\b", _rules("South African")),
-              (_name("South African Health Products Regulatory Authority"), r"\bSAHPRA\b")),
+              (_name("South African Health Products Regulatory Authority"),), short=(r"\bSAHPRA\b",)),
     Regulator("EDA", None, (r"\bEgyptian Drug Authority\b", _rules("Egyptian")), (_name("Egyptian Drug Authority"),)),
     Regulator("CDSCO", None, (r"\bCDSCO\b", _rules("Indian")),
-              (_name("Central Drugs Standard Control Organisation", "Central Drugs Standard Control Organization"),
-               r"\bCDSCO\b")),
+              (_name("Central Drugs Standard Control Organisation", "Central Drugs Standard Control Organization"),),
+              short=(r"\bCDSCO\b",)),
     Regulator("Roszdravnadzor", None, (r"\bRoszdravnadzor\b", _rules("Russian")), (_name("Roszdravnadzor"),)),
     Regulator("Medsafe", None, (r"\bMedsafe\b", _rules("New Zealand")), (_name("Medsafe"),)),
-    Regulator("ANMAT", None, (r"\bANMAT\b", _rules("Argentine", "Argentinian")), (r"\bANMAT\b",)),
-    Regulator("INVIMA", None, (r"\bINVIMA\b", _rules("Colombian")), (r"\bINVIMA\b",)),
+    Regulator("ANMAT", None, (r"\bANMAT\b", _rules("Argentine", "Argentinian")), short=(r"\bANMAT\b",)),
+    Regulator("INVIMA", None, (r"\bINVIMA\b", _rules("Colombian")), short=(r"\bINVIMA\b",)),
     Regulator("PIC/S", None, (r"\bPIC/?S\b",),
               (_name("Pharmaceutical Inspection Co-operation Scheme", "Pharmaceutical Inspection Cooperation Scheme",
-                     "Pharmaceutical Inspection Convention"), r"\bPIC/S\b"), file_words=("pics", "pic-s")),
+                     "Pharmaceutical Inspection Convention"), r"©\s*PIC/S\b"), file_words=("pics", "pic-s"),
+              short=(r"\bPIC/S\b",)),
 )
 
 BY_NAME: dict[str, Regulator] = {r.name: r for r in REGULATORS}
@@ -121,6 +125,8 @@ ISSUERS: tuple[str, ...] = tuple(BY_NAME)
 """Every issuer a document may carry ("" is unknown)."""
 ASKED = {r.name: re.compile("|".join(r.asked)) for r in REGULATORS if r.asked}
 MARKS = {r.name: re.compile("|".join(r.marks)) for r in REGULATORS if r.marks}
+SHORT = {r.name: re.compile("|".join(r.short)) for r in REGULATORS if r.short}
+EITHER = {r.name: re.compile("|".join(r.marks + r.short)) for r in REGULATORS if r.marks or r.short}
 FILE_WORDS = {r.name: re.compile(rf"(?i)(?:^|[^a-z])(?:{'|'.join(map(re.escape, r.file_words))})(?:[^a-z]|$)")
               for r in REGULATORS if r.file_words}
 

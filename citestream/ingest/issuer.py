@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..core.regulators import BY_NAME, FILE_WORDS, MARKS, REGULATORS, canonical, scope_of
+from ..core.regulators import BY_NAME, EITHER, FILE_WORDS, MARKS, REGULATORS, SHORT, canonical, scope_of
 
 AUTHORITIES = ("FDA", "EMA", "ICH", "SOPS")
 _ICH_CODE = re.compile(r"(?:^|[^A-Za-z])(?:Q\d{1,2}|E\d{1,2}|M\d{1,2}|S\d{1,2})(?:[^A-Za-z0-9]|R\d|$)", re.I)
@@ -106,11 +106,14 @@ def manifest_authorities(folder: Path) -> dict[str, str]:
             if listed.issuer or listed.authority}
 
 
-def _first_named(text: str) -> tuple[str, int, str, list[str]] | None:
+_TITLE_WORDS = 12  # a cover's line no longer than this (a title, an issuer's name) may name its issuer by acronym
+
+
+def _first_named(text: str, marks: dict[str, re.Pattern] = MARKS) -> tuple[str, int, str, list[str]] | None:
     """The issuer ``text`` names first (ICH, then SOPS, before the others), where, the words, and every issuer
     named."""
     found: dict[str, re.Match] = {}
-    for name, pattern in MARKS.items():
+    for name, pattern in marks.items():
         match = pattern.search(text)
         if match:
             found[name] = match
@@ -122,7 +125,8 @@ def _first_named(text: str) -> tuple[str, int, str, list[str]] | None:
 
 
 def read_issuer(pages: list[str], metadata: dict[str, str] | None = None, file_name: str = "") -> Reading:
-    """The issuer a document names: on its first two pages, else in its metadata (author, title, subject,
+    """The issuer a document names: on its first two pages by a full name or a phrase only it prints, else by an
+    acronym on a short line of its first page (a cover's title), else in its metadata (author, title, subject,
     keywords), else in its file name."""
     first = pages[0] if pages else ""
     named = _first_named("\n".join(pages[:2]))
@@ -130,8 +134,12 @@ def read_issuer(pages: list[str], metadata: dict[str, str] | None = None, file_n
         issuer, at, words, every = named
         return Reading(issuer, "first-page" if at < len(first) else "second-page", words,
                        _also(issuer, every, first))
+    titles = "\n".join(line for line in first.splitlines() if len(line.split()) <= _TITLE_WORDS)
+    named = _first_named(titles, SHORT)  # "MHRA GXP Data Integrity Guidance", not "... received FDA approval"
+    if named:
+        return Reading(named[0], "first-page", named[2])
     meta = "\n".join(str((metadata or {}).get(k, "")) for k in _META_FIELDS)
-    named = _first_named(meta)
+    named = _first_named(meta, EITHER)
     if named:
         return Reading(named[0], "metadata", named[2])
     stem = Path(file_name).stem.replace("_", " ")

@@ -79,6 +79,17 @@ def test_an_uploads_issuer_is_read_or_corrected_by_its_uploader_and_its_scope_st
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def test_an_acronym_names_the_issuer_on_a_cover_line_not_in_prose():
+    """A cover whose only issuer's name is an acronym (the full name is in a logo) is read; a text that mentions a
+    regulator in its prose ("received FDA accelerated approval") is not that regulator's document."""
+    cover = read_issuer(["MHRA GXP Data Integrity Guidance and Definitions\nRevision 1: March 2018"], {}, "x.pdf")
+    assert (cover.issuer, cover.source) == ("MHRA", "first-page")
+    prose_only = ("Lecanemab in Early Alzheimer's\nLecanemab, an anti-amyloid-beta antibody, showed a 27% reduction "
+                  "in cognitive decline over 18 months in the CLARITY-AD trial and received FDA accelerated approval.")
+    assert read_issuer([prose_only], {}, "lecanemab.pdf").issuer == ""
+    assert read_issuer([prose_only], {"Author": "FDA/CDER"}, "lecanemab.pdf").source == "metadata"
+
+
 def test_two_issuers_on_one_cover_take_the_first_and_name_both():
     joint = ["U.S. Food and Drug Administration", "European Medicines Agency",
              "Joint question-and-answer document on parallel scientific advice"]
