@@ -133,7 +133,8 @@ def test_issuer_from_the_first_pages_when_no_manifest(tmp_path):
 
 
 def test_issuer_from_the_manifest_beside_the_pdfs(tmp_path):
-    (tmp_path / "manifest.json").write_text('[{"file": "a.pdf", "authority": "EMA"}, {"file": "b.pdf", "issuer": "WHO"}]')
+    (tmp_path / "manifest.json").write_text('[{"file": "a.pdf", "authority": "EMA"}, '
+                                            '{"file": "b.pdf", "issuer": "WHO"}]')
     decision = decide_issuer(tmp_path / "a.pdf", ["Food and Drug Administration"])
     assert (decision.issuer, decision.authority, decision.source) == ("EMA", "EMA", "manifest")
     who = decide_issuer(tmp_path / "b.pdf", ["Food and Drug Administration"])
