@@ -18,7 +18,7 @@ retrieval_top_k, selection_policy, evidence_block_sha256, assembly_metrics, allo
 _.evidence_for                                                             # models/assembly.py, used by tests
 elapsed_ms, schema_version                                                 # models/common.py
 llm_rows_rejected                                                          # models/filtering.py
-chunkCount, authoritySource, ingestedCount, chunkIds, docIds, outputs  # models/ingest.py, models/verdicts.py
+chunkCount, authoritySource, issuerEvidence, ingestedCount, chunkIds, docIds, outputs  # models/ingest.py, models/verdicts.py
 original_length, original_sha256, original_truncated, answerable_count, fallback_count  # models/ops.py
 asked_at                                                                   # models/question.py
 rerank_k, expansions, fused_candidates, scope_inferred, retrieval_trace    # models/retrieval.py

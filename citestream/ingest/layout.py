@@ -98,7 +98,7 @@ def _running_lines(pages: list[RawPage]) -> set[int]:
     for page in pages:
         seen.update({_running_key(f.text) for f in page.fragments})
     threshold = max(2, REPEAT_SHARE * len(pages))
-    removed = set()
+    removed: set[int] = set()
     for page in pages:
         found = [f for f in page.fragments
                  if _edge(f, page) and (_PAGE_NUMBER.match(f.text.strip()) or _PAGE_OF.search(f.text)

@@ -64,10 +64,6 @@ class IngestSummary:
     def errors(self) -> list[FileResult]:
         return [f for f in self.files if f.state == "error"]
 
-    @property
-    def unknown_authority(self) -> list[FileResult]:
-        return [f for f in self.files if f.authority_source == "unknown" and f.state != "error"]
-
 
 def _parsed(paths: list[Path], load: Callable[[Path], SourceDocument]) -> Iterator[tuple[Path, Future]]:
     """Each path with its parse running one file ahead of the consumer."""

@@ -15,6 +15,7 @@ jurisdiction used as the rule-maker ("EU GMP", "under UK law", "European regulat
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass
 
 from ...core.regulators import ASKED, BY_NAME
@@ -42,7 +43,7 @@ class AskedScope:
     issuers: tuple[str, ...] = ()            # regulators without a scope, searched by their documents' issuer
 
 
-def asked_scope(question: str, scope: str, indexed: set[str], issuers: set[str] = frozenset()) -> AskedScope:
+def asked_scope(question: str, scope: str, indexed: set[str], issuers: Set[str] = frozenset()) -> AskedScope:
     """The publisher's scope, or the documents of the regulators the question names.
 
     ``indexed`` holds the authorities with documents in the index, ``issuers`` the issuers. A scope other than MIXED
