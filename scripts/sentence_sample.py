@@ -8,7 +8,7 @@ child's quotable units (``core.text_units.read_units``: what an answer may quote
 an earlier sample, the unit of the current code that covers the same words (most shared words on the same PDF and
 page, else anywhere in the PDF), so the same printed sentences are judged before and after a change. Each line holds
 the unit, where it is, the text around it in its chunk, and a ``label`` left empty for the judge: ``whole`` or the
-defect seen (``footnote``, ``header``, ``page-break``, ``columns``, ``heading``, ``cross-reference``, ``fragment``),
+defect seen (``footnote``, ``header``, ``page-break``, ``line-order``, ``heading``, ``cross-reference``, ``fragment``),
 or ``not-quoted`` for a paired unit no longer quoted. ``count`` prints the labels' counts of judged files, and the
 share of whole sentences among the units quoted.
 """
