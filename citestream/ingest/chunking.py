@@ -144,16 +144,16 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
     for i, piece in enumerate(out):
         if piece.kind != "text" or i + 1 >= len(out):
             continue
-        later = [j for j in range(i + 1, len(out)) if out[j].page != piece.page]
-        if not later or any(out[j].kind == "text" for j in range(i + 1, later[0])):
+        turn = next((j for j in range(i + 1, len(out)) if out[j].page != piece.page), None)
+        if turn is None or any(out[j].kind == "text" for j in range(i + 1, turn)):
             continue  # not the page's last body piece
-        nxt = out[later[0]]
+        nxt = out[turn]
         if nxt.kind != "text" or nxt.page != piece.page + 1 or nxt.section != piece.section:
             continue
         ending, rest = _sentence_end([piece.text.rsplit("\n", 1)[-1]], nxt.text, _PAGE_CONTINUATION)
         if ending:
             out[i] = Piece(piece.page, f"{piece.text}\n{ending}", piece.section, piece.kind)
-            out[later[0]] = Piece(nxt.page, rest, nxt.section, nxt.kind)
+            out[turn] = Piece(nxt.page, rest, nxt.section, nxt.kind)
     return [p for p in out if p.text]
 
 
