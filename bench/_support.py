@@ -49,6 +49,18 @@ def unique_questions(n: int, tag: str = "") -> list[str]:
     return [unique_question(i, tag) for i in range(n)]
 
 
+HELD_OUT = PROJECT_ROOT / "tests" / "golden" / "qa_v2_test.jsonl"
+
+
+def held_out_questions() -> list[str]:
+    """The qa-v2 test split's 122 questions as written (long, reworded, with typos and background; a third
+    unanswerable): what a question costs is measured on questions like users ask, not on short templates. Only
+    their cost is read here, never their answers."""
+    import json
+
+    return [json.loads(line)["question"] for line in HELD_OUT.read_text().splitlines() if line.strip()]
+
+
 def ensure_corpus() -> None:
     """Ingest ../shared/corpus into the bench database; unchanged files (same bytes, authority and ingest pipeline)
     are skipped, so after the first run this only reads the PDFs."""

@@ -1,4 +1,6 @@
-"""What the models cost per question, beside the question's whole time (in-process, one at a time).
+"""What the models cost per question, beside the question's whole time (in-process, one at a time), on the qa-v2
+test split's questions as users wrote them (``_support.held_out_questions``; caches cleared before each pass over
+them, so nothing is read from an earlier pass).
 
 Every call of the relevance model's ``score`` is timed (retrieval's rerank of every pooled sentence, the extractive
 backend's sentence scores, R5; mostly hits of the per-(question, text) cache) for the model's ms per question; and
@@ -29,9 +31,9 @@ from citestream.inprocess import answer_inprocess
 from citestream.deps import Deps
 from citestream.embedding import get_relevance_embedder
 
-from ._support import ensure_corpus, percentile, unique_questions
+from ._support import ensure_corpus, held_out_questions, percentile
 
-N = int(os.environ.get("BENCH_RELEVANCE_QUESTIONS", "60"))
+N = int(os.environ.get("BENCH_RELEVANCE_QUESTIONS", "122"))
 TOGETHER = int(os.environ.get("BENCH_RELEVANCE_TOGETHER", "4"))
 ROUNDS = int(os.environ.get("BENCH_RELEVANCE_ROUNDS", "3"))
 
@@ -71,7 +73,8 @@ def _under_load(deps, owners: list[tuple[object, str]]) -> None:
     shares = []
     with ThreadPoolExecutor(TOGETHER) as pool:
         for round_ in range(1, ROUNDS + 1):  # a round's share moves ±1.5 points on a busy 2-core machine
-            questions = unique_questions(N, f"load{round_}")
+            questions = held_out_questions()[:N]
+            deps.relevance.clear_cache()
             list(pool.map(ask, questions[:TOGETHER]))  # the pool's threads started before the clocks
             spent[0], native, cpu, wall = 0.0, _native_threads_cpu(), time.process_time(), time.perf_counter()
             list(pool.map(ask, questions[TOGETHER:]))
@@ -124,7 +127,8 @@ def main() -> None:
     _timed(model, "score", spent, [], "score")  # the relevance model's whole call: caches, stored vectors, passes
     keys = ["score", *passes]
     rows = []
-    for q in unique_questions(N):
+    model.clear_cache()
+    for q in held_out_questions()[:N]:
         spent.update({f"{k} {x}": 0.0 for k in keys for x in ("wall", "cpu")} | {"pairs": 0.0, "cross pairs": 0.0})
         wall, cpu = time.perf_counter(), time.process_time()
         answer_inprocess(QuestionEvent(request_id=f"bench-rel-{uuid.uuid4().hex[:10]}", question=q), deps)

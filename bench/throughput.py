@@ -1,8 +1,10 @@
 """Questions/s and p50/p99 latency through all five agents, beside the same stage functions in-process and beside
 the raw embedding of the same questions; one worker against two in one consumer group.
 
-Every arm answers its own ``BENCH_QUESTIONS`` distinct questions (a repeated question would be scored from the
-relevance model's cache) over the ingested ../shared/corpus, relevance model on. Printed side by side:
+Every arm answers the qa-v2 test split's questions as users wrote them (``_support.held_out_questions``: long,
+reworded, with typos and background; the first ``BENCH_QUESTIONS``, all 122 by default), each arm in a process of
+its own or with its caches cleared, so no arm reads another's scores; over the ingested ../shared/corpus. Warm-up
+questions are templates, never the measured ones. Printed side by side:
 
 * the questions' own embedding, one at a time: the one model pass a question needs at the least;
 * the stage functions in-process, one question at a time;
@@ -11,9 +13,8 @@ relevance model's cache) over the ingested ../shared/corpus, relevance model on.
   them one at a time (``CITESTREAM_QUESTIONS_TOGETHER=1``);
 * two workers in one consumer group (the topics' 4 partitions split between them), each with one torch thread,
   so that the two of them use the machine's two cores as one worker does;
-* one worker with the cross-encoder blended into the relevance score (``BLEND``: w 0.7 and the answer threshold
-  chosen on dev for it; the default is the relevance embedder's cosine alone, docs/relevance.md, "The relevance
-  embedder"): what the cross-encoder would cost;
+* one worker with the judge run by PyTorch in fp32 instead of ONNX Runtime in int8 (``TORCH``), and one scoring
+  with the relevance embedder's cosine alone, as before the judge (``COSINE``): what each lever costs or saves;
 * with ``BENCH_RELEVANCE_EMBEDDER=<folder>`` (another relevance embedder, such as the one tuned on
   all-mpnet-base-v2), that embedder's question embedding alone and one worker scoring with it, beside the shipped
   one's: the corpus is ingested under it first, so its sentence vectors are stored as the shipped one's are.
@@ -43,16 +44,21 @@ from citestream.models import QuestionEvent
 from citestream.flow import QUESTION_PATH
 from citestream.inprocess import answer_inprocess, run_steps
 
-from ._support import CORPUS, Worker, ensure_corpus, percentile, unique_questions
+from ._support import CORPUS, Worker, ensure_corpus, held_out_questions, percentile, unique_questions
 
-N = int(os.environ.get("BENCH_QUESTIONS", "100"))
+N = int(os.environ.get("BENCH_QUESTIONS", "122"))
 CANDIDATE = os.environ.get("BENCH_RELEVANCE_EMBEDDER", "")
-BLEND = {"CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT": "0.7", "CITESTREAM_RELEVANCE_ANSWER_THRESHOLD": "0.55"}
+TORCH = {"CITESTREAM_JUDGE_RUNTIME": "torch"}
+COSINE = {"CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT": "1", "CITESTREAM_RELEVANCE_ANSWER_THRESHOLD": "0.60",
+          "CITESTREAM_RELEVANCE_BACKSTOP": "0.30"}
+"""The relevance embedder's cosine alone with the thresholds chosen for it (policy qa-v2.7): the score before the
+judge."""
 
 
-def _events(tag: str) -> list[QuestionEvent]:
+def _events(tag: str, warm: bool = False) -> list[QuestionEvent]:
+    questions = unique_questions(8, tag) if warm else held_out_questions()[:N]
     return [QuestionEvent(request_id=f"bench-{tag}-{uuid.uuid4().hex[:10]}-{i}", question=q)
-            for i, q in enumerate(unique_questions(N, tag))]
+            for i, q in enumerate(questions)]
 
 
 def _row(latencies: list[float], elapsed: float) -> dict:
@@ -71,6 +77,7 @@ def run_embedding(embedder: Embedder, tag: str = "embed") -> dict:
 
 
 def run_inprocess(deps: Deps) -> dict:
+    deps.relevance.clear_cache()
     latencies = []
     started = time.monotonic()
     for event in _events("inproc"):
@@ -84,7 +91,7 @@ def run_sealing(deps: Deps, rounds: int = 50) -> float:
     """Milliseconds per question the MACs add: sealing its five records for their topics (beyond the plain JSON the
     agents wrote before) and checking the four a stage reads from their decoded JSON, as the agents do."""
     records = []
-    for event in _events("seal")[:10]:
+    for event in _events("seal", warm=True)[:5]:
         record = event
         for step in QUESTION_PATH:
             record = run_steps(record, [step], deps)
@@ -95,7 +102,7 @@ def run_sealing(deps: Deps, rounds: int = 50) -> float:
         for _ in range(rounds):
             for record, data in records:
                 work(record, data)
-        return (time.perf_counter() - started) * 1000 / rounds / 10
+        return (time.perf_counter() - started) * 1000 / rounds / 5
 
     plain = timed(lambda record, _data: record.model_dump_json())
     sealed = timed(lambda record, data: (deps.sealer.payload(record), data is None or deps.sealer.problem(data)))
@@ -109,7 +116,7 @@ def run_stream(workers: int, tag: str, env: dict[str, str] | None = None) -> dic
     try:
         for i in range(workers):
             started_workers.append(Worker(folder / f"worker-{i}.log", env=env))
-        ask_many(_events(f"warm{tag}")[:2 * workers], timeout_s=300)  # partition assignment, first passes
+        ask_many(_events(f"warm{tag}", warm=True)[:2 * workers], timeout_s=300)  # partitions, first passes
         events = _events(tag)
         started = time.monotonic()
         replies, latency = ask_many(events, timeout_s=max(300, N * 5))
@@ -146,8 +153,9 @@ def main() -> None:
     single = run_stream(1, "single", {"CITESTREAM_QUESTIONS_TOGETHER": "1"})
     one = run_stream(1, "one")
     two = run_stream(2, "two")
-    blend = run_stream(1, "blend", BLEND)
-    print(f"\n{N} distinct questions per arm over ../shared/corpus, extractive backend, relevance model on "
+    torch_arm = run_stream(1, "torch", TORCH)
+    cosine = run_stream(1, "cosine", COSINE)
+    print(f"\n{N} qa-v2 test questions per arm over ../shared/corpus, extractive backend, relevance model on "
           f"({deps.relevance.name}, cross_k {deps.relevance.cross_k}), 2 cores")
     together = get_settings().questions_together
     print(f"{'arm':<48}{'answered':>9}{'q/s':>9}{'p50 ms':>10}{'p99 ms':>10}")
@@ -156,13 +164,15 @@ def main() -> None:
                     ("five agents via Kafka, one worker, one at a time", single),
                     (f"five agents via Kafka, one worker, {together} together", one),
                     ("five agents via Kafka, two workers", two),
-                    ("one worker, cross-encoder blended in (w 0.7)", blend), *candidate):
+                    ("one worker, the judge in PyTorch fp32", torch_arm),
+                    ("one worker, cosine alone (before the judge)", cosine), *candidate):
         print(f"{name:<48}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}")
     print(f"system (one worker) / question embedding: {one['qps'] / embed['qps']:.3f}")
     print(f"stream (one worker) / in-process: {one['qps'] / inproc['qps']:.2f}")
     print(f"{together} together / one at a time (one worker): {one['qps'] / single['qps']:.2f}")
     print(f"two workers / one worker: {two['qps'] / one['qps']:.2f}")
-    print(f"blended with the cross-encoder / the default (one worker): {blend['qps'] / one['qps']:.2f}")
+    print(f"the judge in PyTorch fp32 / in int8 (one worker): {torch_arm['qps'] / one['qps']:.2f}")
+    print(f"cosine alone / the judge (one worker): {cosine['qps'] / one['qps']:.2f}")
     if candidate:
         print(f"relevance embedder {Path(CANDIDATE).name} / the shipped one (one worker): "
               f"{candidate[1][1]['qps'] / one['qps']:.2f}; question embedding alone: "

@@ -135,12 +135,15 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_ask(args) -> int:
-    from .ops.client import ask_many
+    from .ops.client import ReplyReader, ask_many
     from .models import QuestionEvent, ValidatedAnswer
 
     questions = [QuestionEvent(request_id=f"ask-{uuid.uuid4().hex[:12]}", question=q, scope=args.scope)
                  for q in args.question]
-    replies, latency = ask_many(questions, timeout_s=args.timeout)
+    reader = ReplyReader(get_settings(), "answers")  # only answers a worker sealed are printed
+    replies, latency = ask_many(questions, timeout_s=args.timeout, reader=reader)
+    if reader.refused:
+        print(f"({reader.refused} records on answers for these requests were not written by a worker: ignored)\n")
     answers = cast("dict[str, ValidatedAnswer]", replies)  # the `answers` topic's value model
     missing = 0
     for q in questions:
@@ -166,6 +169,7 @@ def cmd_worker(args) -> int:
 
     import os
 
+    from .ingest.expiry import keep_uploads_expiring
     from .store.anchors import keep_anchored
 
     os.umask(0o077)  # anything the worker writes (checkpoints, keys) is the owner's only
@@ -183,6 +187,7 @@ def cmd_worker(args) -> int:
     threading.Thread(target=reconcile.stuck_group_watchdog, args=(settings, groups), daemon=True,
                      name="group-watchdog").start()
     threading.Thread(target=keep_anchored, args=(settings,), daemon=True, name="ledger-anchor").start()
+    threading.Thread(target=keep_uploads_expiring, args=(settings,), daemon=True, name="uploads-expiry").start()
     worker = faust.Worker(app, loglevel=args.loglevel, quiet=True)
     worker.execute_from_commandline()
     return 0
@@ -204,8 +209,12 @@ def cmd_web(args) -> int:
     logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     logging.getLogger("aiokafka").setLevel(logging.WARNING)  # a line per partition on every group join
     print(f"citestream web on {web.url}", flush=True)
+    # X-Forwarded-For only from the proxies the operator names: uvicorn believes 127.0.0.1's by default, and every
+    # visitor of a page on 127.0.0.1 would pick the address its budgets are counted under
+    trusted = web.trusted_proxies.strip()
     uvicorn.run(create_app(web=web), host=web.host, port=web.port, log_level=args.loglevel,
-                timeout_graceful_shutdown=3, access_log=False)
+                timeout_graceful_shutdown=3, access_log=False, proxy_headers=bool(trusted),
+                forwarded_allow_ips=trusted or None)
     return 0
 
 
@@ -228,12 +237,17 @@ def cmd_ledger(args) -> int:
     `replay ID`: rebuild each prompt of a request, compare SHA-256."""
     from .ops.replay import replay
     from .store import Ledger, engine_for
-    from .store.anchors import anchor_file, ledger_name, write_checkpoint
+    from .store.anchors import anchor_file, covers, ledger_name, write_checkpoint
 
     settings = get_settings()
     ledger, name = Ledger(engine_for()), ledger_name(settings.database_url)
+    try:
+        anchors = anchor_file(settings, create_key=args.action == "anchor") if args.action != "replay" else None
+    except ValueError as exc:  # the key file is not hex, or others may read it
+        print(f"ledger NOT VERIFIED: the signing key {settings.ledger_key_path} is refused: {exc}")
+        return 1
     if args.action == "anchor":
-        checkpoint = write_checkpoint(ledger, anchor_file(settings, create_key=True), name)
+        checkpoint = write_checkpoint(ledger, anchors, name)
         if checkpoint is None:
             print("ledger empty: nothing to anchor")
         else:
@@ -241,7 +255,6 @@ def cmd_ledger(args) -> int:
                   f" signed into {settings.ledger_anchor_path}")
         return 0
     if args.action == "verify":
-        anchors = anchor_file(settings)
         missing = [f"{what} {path}" for what, path, there in (
             ("the signing key", settings.ledger_key_path, anchors is not None),
             ("the checkpoint file", settings.ledger_anchor_path, settings.ledger_anchor_path.exists())) if not there]
@@ -257,9 +270,17 @@ def cmd_ledger(args) -> int:
         anchored = (f"; matches {report.checkpoints} signed checkpoints up to row {report.anchored_row}"
                     if report.checkpoints else "; no signed checkpoint to check against yet (`citestream ledger "
                     "anchor`, or a running worker, writes them)")
+        grace_s = max(2 * settings.ledger_anchor_interval_s, 60) + 60
+        late, first = ledger.unanchored(covers(checkpoints), grace_s)
+        if late and not args.allow_missing_anchors:
+            print(f"ledger NOT VERIFIED: {late} rows from row {first} on were written more than {grace_s:.0f} s ago "
+                  "and no signed checkpoint covers them: the checkpoint file was emptied or cut short, or no worker "
+                  "anchors this ledger (`citestream ledger anchor` signs the head as it is now)")
+            return 1
         print(f"ledger ok: {report.rows} rows, chain intact{anchored}")
         if forged:
-            print(f"checkpoint file BROKEN: {forged} lines of {settings.ledger_anchor_path} fail their signature")
+            print(f"checkpoint file BROKEN: {forged} lines of {settings.ledger_anchor_path} fail their signature or "
+                  "their link to the checkpoint before (edited, removed or moved)")
             return 1
         return 0
     if not args.request_id:
@@ -385,7 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from .core.errors import CannotStart
+    from .core.scrub import log_one_line_per_record
 
+    log_one_line_per_record()  # record text in a log line never starts another (docs/security.md, point 11)
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)

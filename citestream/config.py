@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .core.bounds import MAX_SCANNED_CHARS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -31,6 +33,10 @@ class Settings(BaseSettings):
     app_database_url: str = Field("", description="The worker's DSN; empty = database_url with app_db_user")
     app_db_user: str = Field("citestream_app", description="Least-privileged role the worker and clients use")
     app_db_password: SecretStr | None = Field(
+        None, description="Its password (Docker: from the env file); the embedded server's is in the state folder")
+    page_database_url: str = Field("", description="The web page's DSN; empty = database_url with page_db_user")
+    page_db_user: str = Field("citestream_page", description="Read-only role the web page uses (SELECT, nothing else)")
+    page_db_password: SecretStr | None = Field(
         None, description="Its password (Docker: from the env file); the embedded server's is in the state folder")
     topic_prefix: str = Field("", description="Prepended to every topic name (isolates test runs)")
     app_id: str = Field("citestream", description="faust app id = Kafka consumer group")
@@ -61,6 +67,9 @@ class Settings(BaseSettings):
     relevance_embedding_weight: float = Field(
         1.0, ge=0, le=1, description="Share of the relevance embedder's cosine in the relevance score (1: the cosine "
                                      "alone, the cross-encoder never runs; 0: the cross-encoder alone)")
+    judge_runtime: Literal["onnx-int8", "torch"] = Field(
+        "onnx-int8", description="How the cross-encoder runs: onnx-int8 (ONNX Runtime, linear layers in int8, built "
+                                 "once into <state_dir>/models/onnx/; half the CPU) | torch (PyTorch fp32)")
     relevance_embedder: str = Field(
         "", description="Folder of the relevance blend's embedding model (`citestream model embedder --out`); "
                         "empty: the one the package ships")
@@ -128,13 +137,17 @@ class Settings(BaseSettings):
                         "<state>/demo-pdfs and <state>/uploads")
     ingest_max_pdf_mb: float = Field(64.0, gt=0, description="Largest PDF ingestion reads")
     ingest_max_files: int = Field(500, ge=1, description="Most PDFs one ingest request may expand to")
+    upload_keep_days: float = Field(
+        30.0, ge=0, description="Days the worker keeps a page upload (its document and its file); 0 = forever")
     # PDFs are opened only in child processes with these limits (citestream/sandbox, docs/ingestion.md#limits)
     pdf_workers: int = Field(2, ge=1, description="Child processes that open PDFs, per process that needs them")
     pdf_memory_mb: int = Field(768, ge=128, description="Address space of a child (RLIMIT_AS)")
     pdf_cpu_s: int = Field(30, ge=1, description="CPU seconds a child may spend on one PDF (RLIMIT_CPU)")
     pdf_wall_s: float = Field(60.0, gt=0, description="Seconds before a child still busy on one PDF is killed")
     pdf_max_pages: int = Field(1000, ge=1, description="Most pages a PDF may have")
-    pdf_max_page_chars: int = Field(50_000, ge=1, description="Most characters one page may hold")
+    pdf_max_page_chars: int = Field(
+        50_000, ge=1, le=MAX_SCANNED_CHARS,
+        description="Most characters one page may hold (at most 50,000: the most one pattern reads, core/bounds.py)")
     pdf_max_chars: int = Field(1_000_000, ge=1, description="Most characters a PDF may hold, all pages together")
     pdf_max_page_pt: float = Field(5000.0, gt=0, description="Longest side a page may have, in points")
     pdf_render_max_px: int = Field(4000, ge=100, description="Longest side of a rendered page image, in pixels")
@@ -143,7 +156,11 @@ class Settings(BaseSettings):
     ledger_anchor_file: Path | None = Field(
         None, description="Where signed ledger checkpoints are appended; empty = <state>/ledger-anchors.jsonl")
     record_key_file: Path | None = Field(
-        None, description="HMAC key of the MAC every record a worker writes carries; empty = <state>/keys/records.key")
+        None, description="Ed25519 private key that seals every record a worker writes (workers only); empty = "
+                          "<state>/keys/records.key")
+    record_public_key_file: Path | None = Field(
+        None, description="Its public key, which the page, `ask` and `eval` check seals with (a worker writes it "
+                          "beside the private key); empty = <state>/keys/records.pub")
     ledger_anchor_interval_s: float = Field(
         30.0, ge=0, description="How often the worker writes a checkpoint when the ledger grew; 0 = never")
     broker_security_protocol: str = Field("PLAINTEXT", description="PLAINTEXT | SASL_PLAINTEXT | SASL_SSL")
@@ -176,6 +193,8 @@ class Settings(BaseSettings):
         (``<state>/pg/pgpass``, for ``make up`` and migrations)."""
         if user == self.app_db_user:
             return self.state_dir / "keys" / "app.pgpass"
+        if user == self.page_db_user:
+            return self.state_dir / "keys" / "page.pgpass"
         return self.state_dir / "pg" / "pgpass"
 
     def resolve_dsn(self, dsn: str) -> str:
@@ -200,13 +219,22 @@ class Settings(BaseSettings):
 
     @property
     def app_dsn(self) -> str:
-        """The least-privileged DSN the worker, the web page and the clients use."""
-        if self.app_database_url:
-            return self.resolve_dsn(self.app_database_url)
+        """The least-privileged DSN the worker and the clients use."""
+        return self._role_dsn(self.app_database_url, self.app_db_user, self.app_db_password)
+
+    @property
+    def page_dsn(self) -> str:
+        """The web page's DSN: a role that may only read (docs/security.md, point 4)."""
+        return self._role_dsn(self.page_database_url, self.page_db_user, self.page_db_password)
+
+    def _role_dsn(self, given: str, role: str, password: SecretStr | None) -> str:
+        """``given``, or ``database_url`` as ``role`` (with ``password`` when set, else its passfile)."""
+        if given:
+            return self.resolve_dsn(given)
         parts = urlsplit(self.database_url)
-        user = quote(self.app_db_user, safe="")
-        if self.app_db_password is not None:
-            user += ":" + quote(self.app_db_password.get_secret_value(), safe="")
+        user = quote(role, safe="")
+        if password is not None:
+            user += ":" + quote(password.get_secret_value(), safe="")
         host = parts.hostname or "127.0.0.1"
         netloc = f"{user}@{'[' + host + ']' if ':' in host else host}" + (f":{parts.port}" if parts.port else "")
         query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "passfile"])  # the owner's file: not ours
@@ -250,6 +278,10 @@ class Settings(BaseSettings):
     @property
     def record_key_path(self) -> Path:
         return self.record_key_file or self.state_dir / "keys" / "records.key"
+
+    @property
+    def record_public_key_path(self) -> Path:
+        return self.record_public_key_file or self.record_key_path.with_suffix(".pub")
 
     @property
     def ledger_anchor_path(self) -> Path:

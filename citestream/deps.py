@@ -120,9 +120,11 @@ class Deps:
     def claim_relevance(self):
         """The relevance model of claim verification (its pack's rerank and the judge): the blend
         ``CITESTREAM_VERIFY_EMBEDDING_WEIGHT`` names, sharing the answer flow's model when the weights agree."""
+        from .relevance import ClaimRelevance
+
         if self.settings.verify_embedding_weight == self.settings.relevance_embedding_weight:
-            return self.relevance
-        return self._relevance_model(self.settings.verify_embedding_weight)
+            return ClaimRelevance(self.relevance)
+        return ClaimRelevance(self._relevance_model(self.settings.verify_embedding_weight))
 
     def _relevance_model(self, embedding_weight: float):
         """The settings' relevance model at ``embedding_weight``, reading the sentence vectors ingest stored."""

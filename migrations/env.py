@@ -1,9 +1,10 @@
 """Alembic environment: the URL comes from the citestream settings (or the caller's config).
 
 Migrations run as the database owner (``CITESTREAM_DATABASE_URL``). When an
-application password is configured (``CITESTREAM_APP_DB_PASSWORD``, the Docker
-path) the application role gets it here, after the migrations that create it;
-the embedded server sets its own at start (``infra.postgres``).
+application or page password is configured (``CITESTREAM_APP_DB_PASSWORD``,
+``CITESTREAM_PAGE_DB_PASSWORD``, the Docker path) the role gets it here, after the
+migrations that create it; the embedded server sets its own at start
+(``infra.postgres``).
 """
 
 from alembic import context
@@ -27,10 +28,11 @@ else:
         context.configure(connection=connection, target_metadata=metadata)
         with context.begin_transaction():
             context.run_migrations()
-        if settings.app_db_password is not None:
-            from citestream.infra.postgres import ensure_login_role
+        from citestream.infra.postgres import ensure_login_role
 
-            ensure_login_role(connection.connection.driver_connection, settings.app_db_user,
-                              settings.app_db_password.get_secret_value())
-            connection.commit()
+        for role, password in ((settings.app_db_user, settings.app_db_password),
+                               (settings.page_db_user, settings.page_db_password)):
+            if password is not None:
+                ensure_login_role(connection.connection.driver_connection, role, password.get_secret_value())
+                connection.commit()
     engine.dispose()

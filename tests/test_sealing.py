@@ -11,9 +11,9 @@ import pytest
 
 from citestream import flow
 from citestream.core.errors import RecordRejected
-from citestream.sealing.keys import load_key
+from citestream.sealing.keys import KeyFileOpen, load_key
 from citestream.models import FactsRecord, QuestionEvent, RetrievalTrace, ValidatedAnswer
-from citestream.sealing import KeyUnavailable, RecordSealer
+from citestream.sealing import KeyUnavailable, RecordSealer, RecordVerifier, public_path
 from citestream.topics import REGISTRY, TopicWiringError, spec
 
 KEY = b"k" * 32
@@ -33,13 +33,14 @@ def test_a_record_read_back_from_its_bytes_keeps_its_mac_and_any_change_breaks_i
                          ("trace", [{"stage": "x", "started_at": "2026-01-01T00:00:00Z", "elapsed_ms": 1.0}]),
                          ("a_field_added_later", 1)):  # a field the model does not know yet is covered too
         assert "does not match" in sealer.problem({**data, field: value}), field
-    assert "no MAC" in sealer.problem({k: v for k, v in data.items() if k != "mac"})
+    assert "no seal" in sealer.problem({k: v for k, v in data.items() if k != "mac"})
     assert "does not match" in RecordSealer(b"x" * 32).problem(data)
     assert sealer.problem([data]) == "not a record object"
     assert "does not match" in sealer.problem({**data, "question": "\ud800"})  # a lone surrogate: a fate, not a crash
     with pytest.raises(RecordRejected) as refused:
-        sealer.check({**data, "mac": "0" * 64})
+        sealer.check({**data, "mac": "0" * 128})
     assert refused.value.code == "PROVENANCE_MISMATCH"
+    assert "does not match" in sealer.problem({**data, "mac": "é" * 128})  # not hex: a fate, not a crash
 
 
 def test_in_process_seal_equals_the_topic_bytes_mac():
@@ -83,3 +84,36 @@ def test_the_key_file_is_made_once_0600_and_readers_never_make_it(tmp_path):
     path.write_text("not hex")
     with pytest.raises(KeyUnavailable, match="cannot read"):
         RecordSealer.from_file(path)
+
+
+def test_the_page_and_the_clients_check_seals_with_the_public_key_and_cannot_make_one(tmp_path):
+    """Issue 48: one symmetric key let the page (or its PDF child) seal records. The worker writes the public key
+    beside its private one; a verifier built from it checks seals and has no way to make one."""
+    path = tmp_path / "keys" / "records.key"
+    sealer = RecordSealer.from_file(path, create=True)
+    public = public_path(path)
+    assert stat.S_IMODE(os.stat(public).st_mode) == 0o600 and len(bytes.fromhex(public.read_text())) == 32
+    verifier = RecordVerifier.from_file(public)
+    data = json.loads(sealer.payload(_facts()))
+    assert verifier.problem(data) is None
+    assert "does not match" in verifier.problem({**data, "question": "What does aducanumab target?"})
+    assert not hasattr(verifier, "seal") and not hasattr(verifier, "mac")
+    assert path.read_text().strip() not in public.read_text()  # the private key is nowhere in what it reads
+
+
+def test_a_key_file_others_may_read_or_a_public_key_others_may_write_is_refused(tmp_path):
+    path = tmp_path / "keys" / "records.key"
+    RecordSealer.from_file(path, create=True)
+    os.chmod(path, 0o644)
+    with pytest.raises(KeyUnavailable, match="mode 0644: group or others may read it"):
+        RecordSealer.from_file(path)
+    with pytest.raises(KeyFileOpen):
+        load_key(path)
+    os.chmod(path, 0o600)
+    os.chmod(public_path(path), 0o666)
+    with pytest.raises(KeyUnavailable, match="may write it"):
+        RecordVerifier.from_file(public_path(path))
+    RecordSealer.from_file(path, create=True)  # a worker writes it again, with its mode
+    assert stat.S_IMODE(os.stat(public_path(path)).st_mode) == 0o600
+    os.chmod(public_path(path), 0o644)  # others may read a public key
+    RecordVerifier.from_file(public_path(path))

@@ -40,8 +40,9 @@ def compliance_report(request: ComplianceRequest, policy_version: str,
 def embedding_relatedness(embedder) -> Relatedness:
     """Cosine of all-MiniLM embeddings, clipped to [0, 1]: links 'schools?' to a family deployment decision."""
 
-    def related(text: str, constraint_texts) -> list[float]:
-        vectors = embedder.embed([text, *constraint_texts])
-        return [max(0.0, float(vectors[0] @ v)) for v in vectors[1:]]
+    def related(texts, constraint_texts) -> list[list[float]]:
+        vectors = embedder.embed([*texts, *constraint_texts])  # one pass: each constraint embedded once
+        questions, bound = vectors[:len(texts)], vectors[len(texts):]
+        return [[max(0.0, float(q @ v)) for v in bound] for q in questions]
 
     return related

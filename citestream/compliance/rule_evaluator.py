@@ -23,15 +23,19 @@ from .document import Leaf, leaves
 
 CHALLENGE = re.compile(
     r"\b(should (?:we|i|the|it|they|this)|instead|rather than|reconsider|alternatives?|switch(?:ing)? to|"
-    r"would (?:it|the|this|that|we|they)\b.*\b(?:better|more|preferable)|why not|do we (?:really )?need|"
-    r"is (?:it|this|that) (?:really|the right)|what if|or should|change (?:to|from))\b",
+    r"why not|do we (?:really )?need|is (?:it|this|that) (?:really|the right)|what if|or should|change (?:to|from))\b",
     re.IGNORECASE,
 )
+# "would it ... better": its two ends are found one after the other. As one pattern (``would it\b.*\bbetter``)
+# every "would it" read to the end of the line again: 10 s for 64k characters of them.
+_WOULD = re.compile(r"\bwould (?:it|the|this|that|we|they)\b", re.IGNORECASE)
+_BETTER = re.compile(r"\b(?:better|more|preferable)\b", re.IGNORECASE)
 RESTATES = 0.5   # share of the constraint's terms a statement must carry to restate it
 PROMOTION_SECTIONS = ("known_constraint", "constraint", "requirement")
 
-Relatedness = Callable[[str, Sequence[str]], list[float]]
-"""(text, constraint texts) → one similarity in [0, 1] per constraint; lexical overlap when none is given."""
+Relatedness = Callable[[Sequence[str], Sequence[str]], list[list[float]]]
+"""(texts, constraint texts) → per text, one similarity in [0, 1] per constraint; lexical overlap when none is
+given. One call per document: the constraints are read once, not once per question."""
 
 
 @dataclass
@@ -58,12 +62,19 @@ def constraint_terms(c: BoundConstraint) -> set[str]:
 
 
 def challenges(question: str) -> bool:
-    return bool(CHALLENGE.search(normalize(question)))
+    text = normalize(question)
+    if CHALLENGE.search(text):
+        return True
+    for line in text.split("\n"):  # "would it ... better" on one line, as ``.`` never crossed one
+        would = _WOULD.search(line)
+        if would and _BETTER.search(line, would.end()):
+            return True
+    return False
 
 
-def lexical_relatedness(text: str, constraint_texts: Sequence[str]) -> list[float]:
-    terms = terms_of(text)
-    return [len(terms & terms_of(t)) / max(1, len(terms_of(t))) for t in constraint_texts]
+def lexical_relatedness(texts: Sequence[str], constraint_texts: Sequence[str]) -> list[list[float]]:
+    wanted = [terms_of(t) for t in constraint_texts]
+    return [[len(terms & w) / max(1, len(w)) for w in wanted] for terms in map(terms_of, texts)]
 
 
 def _reopeners(questions: list[Leaf], constraints: Sequence[BoundConstraint],
@@ -71,11 +82,13 @@ def _reopeners(questions: list[Leaf], constraints: Sequence[BoundConstraint],
     """Each challenging question reopens the constraint(s) it is most about."""
     out: dict[str, list[str]] = {}
     described = [f"{c.id.replace('_', ' ')}: {c.text}" for c in constraints]
-    for q in questions:
-        if not challenges(q.text):
-            continue
-        lexical = [len(terms_of(q.text) & constraint_terms(c)) for c in constraints]
-        scores = relatedness(q.text, described)
+    challenging = [q for q in questions if challenges(q.text)]
+    if not challenging or not constraints:
+        return out
+    bound_terms = [constraint_terms(c) for c in constraints]
+    for q, scores in zip(challenging, relatedness([q.text for q in challenging], described)):
+        terms = terms_of(q.text)
+        lexical = [len(terms & wanted) for wanted in bound_terms]
         combined = [s + (1.0 if n else 0.0) for s, n in zip(scores, lexical)]
         best = max(combined, default=0.0)
         if best <= 0.15:
@@ -92,6 +105,7 @@ def classify(document: dict, constraints: Sequence[BoundConstraint],
     questions = [leaf for leaf in doc_leaves if leaf.is_question]
     statements = [leaf for leaf in doc_leaves if not leaf.is_question]
     reopened = _reopeners(questions, constraints, relatedness)
+    read = [(leaf, terms_of(leaf.text), negated(leaf.text)) for leaf in statements]  # once, not once per constraint
     out = []
     for c in constraints:
         terms = terms_of(c.text)
@@ -103,10 +117,10 @@ def classify(document: dict, constraints: Sequence[BoundConstraint],
             continue
         expected_negated = negated(c.text) or (c.kind == "exclusion")
         agree, disagree, promoted = [], [], []
-        for leaf in statements:
-            if len(terms & terms_of(leaf.text)) / len(terms) < RESTATES:
+        for leaf, leaf_terms, leaf_negated in read:
+            if len(terms & leaf_terms) / len(terms) < RESTATES:
                 continue
-            if negated(leaf.text) != expected_negated:
+            if leaf_negated != expected_negated:
                 disagree.append(leaf.path)
             elif c.kind == "should" and any(s in leaf.section.lower() for s in PROMOTION_SECTIONS):
                 promoted.append(leaf.path)

@@ -57,7 +57,7 @@ def _statement(aux: str, rest: str) -> str:
         return rest
     words = rest.split()
     if aux in ("is", "are", "was", "were", "has", "have", "had"):
-        at = next((i for i, w in enumerate(words) if i and re.fullmatch(r"[a-z]+(?:ed|en)", w)), None)
+        at = next((i for i, w in enumerate(words) if i and re.fullmatch(r"(?<![a-z])[a-z]+(?:ed|en)", w)), None)
     else:
         at = next((i for i, w in enumerate(words) if i and w == "be"), None)
     return " ".join(words if at is None else [*words[:at], aux, *words[at:]])

@@ -4,10 +4,9 @@ check of a row's evidence key."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
+FENCE = "```"
 
 
 class MalformedReply(ValueError):
@@ -15,10 +14,13 @@ class MalformedReply(ValueError):
 
 
 def unfenced(raw: str) -> str:
-    """``raw`` stripped, without one ```json (or ```) fence around the whole of it."""
+    r"""``raw`` stripped, without one ```json (or ```) fence around the whole of it. Sliced, not matched: the
+    pattern ```(?:json)?\s*(.*?)\s*``` read a reply's runs of spaces again at every character."""
     text = raw.strip()
-    fence = _FENCE.fullmatch(text)
-    return fence.group(1) if fence else text
+    if len(text) < 2 * len(FENCE) or not (text.startswith(FENCE) and text.endswith(FENCE)):
+        return text
+    inner = text[len(FENCE):-len(FENCE)]
+    return (inner[4:] if inner.startswith("json") else inner).strip()
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

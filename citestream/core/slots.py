@@ -43,7 +43,7 @@ _VALUE_ASKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p
     ("temperature", r"\b(?:what|which) temperatures?\b|\bhow (?:hot|cold|warm)\b"),
     ("money", r"\bhow much (?:money|does [a-z ]{1,40} cost|do we (?:pay|get back))\b"
               r"|\bhow much (?:is|are|was|were) (?:the )?(?:[a-z-]+ ){0,3}(?:fees?|costs?|prices?|charges?|payments?)\b"
-              r"|\bwhat (?:is the )?(?:[a-z-]+ ){0,2}(?:fee|cost|price)s?\b|\bhow much of the [a-z ]*fee\b"),
+              r"|\bwhat (?:is the )?(?:[a-z-]+ ){0,2}(?:fee|cost|price)s?\b|\bhow much of the [a-z ]{0,60}fee\b"),
     ("date", r"\b(?:on )?what date\b|\b(?:in )?(?:what|which) year\b|\bwhen (?:was|were|did) [a-z0-9() -]{1,60}"
              r"\b(?:issued|published|approved|adopted|finalized|signed|released|reach|reached|take effect|took effect"
              r"|become effective|became effective|withdrawn|removed)\b"),

@@ -58,6 +58,8 @@ class GoldenItem(BaseModel):
         default_factory=list, description="Answers that need several facts: one phrase of every group")
     related: list[PageRef] = Field(
         default_factory=list, description="Near misses: pages holding the related clause that does not answer")
+    style: Literal["direct", "reworded", "typo", "acronym", "background", "scenario"] | None = Field(
+        None, description="Sets made from the written supervision (training-data/written): how the question was asked")
 
     @property
     def expected_pages(self) -> set[tuple[str, int]]:

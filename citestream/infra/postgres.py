@@ -6,11 +6,13 @@ helper creates users silently and listens on a unix socket only).
 
 Every connection needs a password (``scram-sha-256``, TCP and socket alike; the
 socket folder is 0700). The superuser ``postgres`` (the owner that migrates)
-and the application role ``citestream_app`` get generated passwords, each kept
-in a passfile of its own (libpq's format, mode 0600): the owner's in
-``<state>/pg/pgpass`` (read by ``make up`` and migrations), the app role's in
-``<state>/keys/app.pgpass`` beside the worker's other keys (read by the worker, the
-page and the clients). ``Settings.resolve_dsn`` hands the file of the DSN's user
+the application role ``citestream_app`` and the page's read-only role ``citestream_page``
+get generated passwords, each kept in a passfile of its own (libpq's format, mode
+0600): the owner's in ``<state>/pg/pgpass`` (read by ``make up`` and migrations), the
+app role's in ``<state>/keys/app.pgpass`` beside the worker's other keys (read by the
+worker and the clients), the page's in ``<state>/keys/page.pgpass``. A server already
+running when a version that knows a new role comes gets that role and its file on the
+next ``infra up``. ``Settings.resolve_dsn`` hands the file of the DSN's user
 to libpq: nobody types a password, and a process connecting as the app role is
 never pointed at the owner's. A cluster made by an older version with
 ``--auth=trust`` is switched over on its next start.
@@ -36,6 +38,8 @@ from ..core.errors import CannotStart
 PG_SYSTEM_USER = "citestream-pg"
 OWNER = "postgres"
 APP_ROLE = "citestream_app"
+PAGE_ROLE = "citestream_page"
+ROLES = (OWNER, APP_ROLE, PAGE_ROLE)
 
 
 def _bin_dir() -> Path:
@@ -138,6 +142,7 @@ class EmbeddedPostgres:
     def __init__(self, state_dir: Path, port: int):
         self.state_dir = Path(state_dir)
         self.app_pgpass = self.state_dir / "keys" / "app.pgpass"
+        self.page_pgpass = self.state_dir / "keys" / "page.pgpass"
         self.port = port
         self._locate()
 
@@ -155,17 +160,17 @@ class EmbeddedPostgres:
         return self.dsn(OWNER, "postgres")
 
     def passfile(self, user: str) -> Path:
-        """The passfile that holds ``user``'s password: the app role's own, or the owner's."""
-        return self.app_pgpass if user == APP_ROLE else self.pgpass
+        """The passfile that holds ``user``'s password: the app role's own, the page's own, or the owner's."""
+        return {APP_ROLE: self.app_pgpass, PAGE_ROLE: self.page_pgpass}.get(user, self.pgpass)
 
     def dsn(self, user: str, database: str) -> str:
         """A DSN for ``user`` on ``database`` whose password libpq reads from that user's passfile."""
         return f"postgresql://{user}@127.0.0.1:{self.port}/{database}?passfile={self.passfile(user)}"
 
     def passwords(self) -> dict[str, str]:
-        """user → password, from both passfiles (empty before the first start)."""
+        """user → password, from every passfile (empty before the first start)."""
         out = {}
-        for path in (self.pgpass, self.app_pgpass):
+        for path in (self.pgpass, self.app_pgpass, self.page_pgpass):
             if path.exists():
                 for line in path.read_text().splitlines():
                     fields = line.split(":")
@@ -177,7 +182,7 @@ class EmbeddedPostgres:
         """Each user's lines (this port on 127.0.0.1 and localhost) in its own passfile, 0600 from the start (libpq
         insists): the owner's never sits in the file the worker and the page read."""
         self.app_pgpass.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        for path in (self.pgpass, self.app_pgpass):
+        for path in (self.pgpass, self.app_pgpass, self.page_pgpass):
             users = {user: pw for user, pw in passwords.items() if self.passfile(user) == path}
             lines = [f"{host}:{self.port}:*:{user}:{password}" for user, password in users.items()
                      for host in ("127.0.0.1", "localhost")]
@@ -201,7 +206,14 @@ class EmbeddedPostgres:
     def start(self) -> bool:
         """Start if not running; returns True when this call started it."""
         if self.is_running():
-            self._write_pgpass(self.passwords())  # one passfile for both roles (an older version's) is split
+            passwords = self.passwords()
+            missing = [role for role in ROLES[1:] if role not in passwords]
+            if missing:  # a server started by a version that knew fewer roles
+                passwords.update({role: secrets.token_urlsafe(24) for role in missing})
+                with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+                    for role in missing:
+                        ensure_login_role(conn, role, passwords[role])
+            self._write_pgpass(passwords)  # one passfile for both roles (an older version's) is split
             return False
         ensure_system_user()
         place_cluster(self.state_dir)
@@ -215,8 +227,7 @@ class EmbeddedPostgres:
         _check_reachable(self.root)
         bin_dir = _readable_binaries(_bin_dir(), self.root)
         passwords = self.passwords()
-        passwords = {OWNER: passwords.get(OWNER) or secrets.token_urlsafe(24),
-                     APP_ROLE: passwords.get(APP_ROLE) or secrets.token_urlsafe(24)}
+        passwords = {role: passwords.get(role) or secrets.token_urlsafe(24) for role in ROLES}
         self._write_pgpass(passwords)  # this port, these passwords
         if not (self.data / "PG_VERSION").exists():
             if self.data.exists():
@@ -253,7 +264,7 @@ class EmbeddedPostgres:
         return True
 
     def _secure(self, passwords: dict[str, str], bin_dir: Path) -> None:
-        """Passwords on both roles; a cluster still on ``trust`` (made by an older version) moved to scram."""
+        """Passwords on every role; a cluster still on ``trust`` (made by an older version) moved to scram."""
         hba = self.data / "pg_hba.conf"
         trusting = any(line.split()[-1:] == ["trust"] for line in hba.read_text().splitlines()
                        if line.strip() and not line.lstrip().startswith("#"))
@@ -261,7 +272,8 @@ class EmbeddedPostgres:
         with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
             conn.execute(sql.SQL("ALTER ROLE {} WITH PASSWORD {}").format(
                 sql.Identifier(OWNER), sql.Literal(passwords[OWNER])))
-            ensure_login_role(conn, APP_ROLE, passwords[APP_ROLE])
+            for role in ROLES[1:]:
+                ensure_login_role(conn, role, passwords[role])
         if trusting:
             lines = [line.rsplit("trust", 1)[0] + "scram-sha-256" if line.rstrip().endswith("trust")
                      and not line.lstrip().startswith("#") else line for line in hba.read_text().splitlines()]

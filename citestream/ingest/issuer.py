@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..core.bounds import scanned
 from ..core.regulators import BY_NAME, EITHER, FILE_WORDS, MARKS, REGULATORS, SHORT, canonical, scope_of
 
 AUTHORITIES = ("FDA", "EMA", "ICH", "SOPS")
@@ -128,8 +129,8 @@ def read_issuer(pages: list[str], metadata: dict[str, str] | None = None, file_n
     """The issuer a document names: on its first two pages by a full name or a phrase only it prints, else by an
     acronym on a short line of its first page (a cover's title), else in its metadata (author, title, subject,
     keywords), else in its file name."""
-    first = pages[0] if pages else ""
-    named = _first_named("\n".join(pages[:2]))
+    first = scanned(pages[0] if pages else "")  # two pages of up to 50,000 characters each: the first 50,000 read
+    named = _first_named(scanned("\n".join(pages[:2])))
     if named:
         issuer, at, words, every = named
         return Reading(issuer, "first-page" if at < len(first) else "second-page", words,

@@ -30,7 +30,8 @@ _PAGE_OF = re.compile(r"\bpage\s+\d{1,4}\s*(?:of|/)\s*\d{1,4}\s*$", re.I)  # "..
 _BULLET = re.compile(r"^(?:[•◦▪●○■□➢►\-–*]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
 _NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
 _TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
-_HYPHEN_END = re.compile(r"([A-Za-z]+)[-\u00ad]$")
+_HYPHEN_END = re.compile(r"(?<![A-Za-z])([A-Za-z]+)[-\u00ad]$")  # a word read from its start only: linear
+_HYPHENATED = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+")
 
 
 @dataclass
@@ -248,7 +249,7 @@ def _is_heading(line: _Line, body_size: float, body_bold: bool) -> bool:
 
 def _hyphenated_words(lines: list[_Line]) -> set[str]:
     """Hyphenated compounds written inside lines (``long-term``): such a hyphen at a line end is kept."""
-    return {m.group(0).lower() for line in lines for m in re.finditer(r"[A-Za-z]+-[A-Za-z]+", line.text)}
+    return {m.group(0).lower() for line in lines for m in _HYPHENATED.finditer(line.text)}
 
 
 def _join(text: str, line: str, hyphenated: set[str]) -> str:

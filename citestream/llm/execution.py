@@ -1,6 +1,7 @@
 """The R3 execution wrapper: the exact prompt bytes go to one model; only transient failures are retried, with
 the same bytes and the same model; the reply is recorded untouched. Logs carry hashes and counts, never prompt
-or reply text. Used by generation and by the LLM filter.
+or reply text. A reply longer than ``MAX_REPLY_CHARS`` is a failed generation: no pattern ever reads it. Used by
+generation and by the LLM filter.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from ..core.bounds import MAX_REPLY_CHARS
 from ..core.hashing import sha256_hex
 from ..models import LLMExecutionResult
 from ..core.scrub import scrub
@@ -43,6 +45,9 @@ def execute(backend: LLMBackend, request_id: str, prompt_text: str, prompt_sha25
             break
         except Exception as exc:  # a backend bug is a failed generation, recorded like any other
             error = f"permanent: {type(exc).__name__}: {exc}"
+            break
+        if len(reply.text) > MAX_REPLY_CHARS:
+            error = f"permanent: the reply holds {len(reply.text)} characters, more than the {MAX_REPLY_CHARS} read"
             break
         total = None
         if reply.prompt_tokens is not None and reply.completion_tokens is not None:

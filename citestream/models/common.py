@@ -137,11 +137,12 @@ class StampedEnvelope(Envelope):
 
 class Sealed(Contract):
     """A record a worker writes: ``mac`` authenticates every other field (``citestream.sealing``). A stage reading
-    a topic of a sealed model refuses a record whose MAC does not hold (PROVENANCE_MISMATCH); so does the page."""
+    a topic of a sealed model refuses a record whose seal does not hold (PROVENANCE_MISMATCH); so do the page and
+    the clients."""
 
-    mac: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
-                            description="HMAC-SHA256 of the record's canonical JSON without this field, under the "
-                                        "worker's key")
+    mac: str | None = Field(None, pattern=r"^[0-9a-f]{128}$",
+                            description="Ed25519 signature of the record's canonical JSON without this field, under "
+                                        "the worker's private key (the name is from when it was an HMAC)")
 
 
 InputTrace = Annotated[list[StageTiming], Field(max_length=MAX_INPUT_TRACE_STAGES)]

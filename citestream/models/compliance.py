@@ -4,10 +4,31 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .common import Contract, Envelope, InputTrace, Name, Sealed
-from .limits import MAX_CLAIM_CHARS, MAX_CONSTRAINTS, MAX_NAME_CHARS
+from .limits import (
+    MAX_CLAIM_CHARS, MAX_CONSTRAINTS, MAX_DOCUMENT_KEY_CHARS, MAX_DOCUMENT_LEAF_CHARS, MAX_DOCUMENT_LEAVES,
+    MAX_NAME_CHARS,
+)
+
+
+def _check_strings(value: Any, counted: list[int]) -> None:
+    """Every string of ``value`` within its cap, and not more than ``MAX_DOCUMENT_LEAVES`` of them."""
+    if isinstance(value, str):
+        counted[0] += 1
+        if len(value) > MAX_DOCUMENT_LEAF_CHARS:
+            raise ValueError(f"a string of the document holds more than {MAX_DOCUMENT_LEAF_CHARS} characters")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if len(key) > MAX_DOCUMENT_KEY_CHARS:
+                raise ValueError(f"a key of the document holds more than {MAX_DOCUMENT_KEY_CHARS} characters")
+            _check_strings(item, counted)
+    elif isinstance(value, list):
+        for item in value:
+            _check_strings(item, counted)
+    if counted[0] > MAX_DOCUMENT_LEAVES:
+        raise ValueError(f"the document holds more than {MAX_DOCUMENT_LEAVES} strings")
 
 
 class BoundConstraint(Contract):
@@ -20,7 +41,9 @@ class ComplianceRequest(Envelope):
     """Key: ``request_id``. A generated document (JSON) and the constraints bound to it.
 
     ``document`` is free-form JSON: the record's byte cap and the decoder's
-    nesting limit bound it (``streams.faust_app``).
+    nesting limit bound it (``streams.faust_app``), and each of its strings and
+    keys, and their number, are capped here (the evaluator reads each string
+    with its patterns and against every constraint).
     """
 
     policy_version: Name | None = None
@@ -28,6 +51,12 @@ class ComplianceRequest(Envelope):
     document: dict[str, Any]
     constraints: list[BoundConstraint] = Field(max_length=MAX_CONSTRAINTS)
     evaluator: Literal["offline", "llm"] = "offline"
+
+    @field_validator("document")
+    @classmethod
+    def _bounded_strings(cls, document: dict[str, Any]) -> dict[str, Any]:
+        _check_strings(document, [0])
+        return document
 
 
 class ComplianceReportRecord(Envelope, Sealed):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from .agent import AgentError, AgentStatus
 from .common import Authority, Contract, Envelope, InputTrace, Issuer, Name, Sealed
@@ -17,12 +17,23 @@ _Short = Annotated[str, StringConstraints(max_length=1000)]
 
 
 class InlineDocument(Contract):
-    docId: str = Field(min_length=1, max_length=200)
+    docId: str = Field(
+        min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="Letters, digits, '.', '_' and '-' (no ':', so never an upload's 'upload:<name>'; no control, "
+                    "space or direction characters), not ending in '.pdf' (never cited like a file); a file of an "
+                    "ingest root with this id replaces the inline document")
     title: str = Field("", max_length=1000)
     source: str = Field("", max_length=1000)
     text: str = Field(max_length=MAX_DOCUMENT_CHARS)
     metadata: dict[Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)], _Short | int | float | bool | None] = (
         Field(default_factory=dict, max_length=MAX_METADATA_ENTRIES))
+
+    @field_validator("docId")
+    @classmethod
+    def _not_a_file_name(cls, doc_id: str) -> str:
+        if doc_id.lower().endswith(".pdf"):
+            raise ValueError("an inline docId may not end in '.pdf': a citation would read like the file's")
+        return doc_id
 
 
 class IngestRequest(Envelope):

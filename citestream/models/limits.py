@@ -33,7 +33,20 @@ MAX_METADATA_ENTRIES = 32
 MAX_CLAIMS = 200
 MAX_CLAIM_CHARS = 4000
 MAX_CONSTRAINTS = 200
+MAX_DOCUMENT_LEAF_CHARS = MAX_CLAIM_CHARS
+"""Each string of a compliance document (the evaluator's patterns read them one by one)."""
+MAX_DOCUMENT_KEY_CHARS = MAX_NAME_CHARS
+"""Each key of a compliance document (they become the report's JSONPath pointers)."""
+MAX_DOCUMENT_LEAVES = 500
+"""Strings of one compliance document: each is compared with every constraint, a challenging question by the
+embedding model (500 short ones and 200 constraints: 5.4 s of CPU here, 2,000: 18 s)."""
 MAX_QUERY_CHARS = 2000
+MAX_ID_CHARS = 512
+"""A chunk's or a document's id (an inline docId is at most 200 characters, its chunks' ids a few more)."""
+MAX_EVIDENCE_CHARS = 20_000
+"""A passage a publisher hands the verifier (``claims.verify``'s grounding): ingest's chunks are a few thousand."""
+MAX_EVIDENCE_CHUNKS = 100
+"""Passages of one grounding pack: ``topK`` is at most 100."""
 MAX_CARRIED_SCORES = 4096
 """Sentence scores a question record carries (its facts' sentence readings: a few hundred)."""
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, SentenceScores, StampedEnvelope
+from .common import Contract, Name, NoAnswer, QuestionReading, Scope, Sealed, SentenceScores, StampedEnvelope
+from .limits import MAX_EVIDENCE_CHARS, MAX_EVIDENCE_CHUNKS, MAX_ID_CHARS, MAX_METADATA_ENTRIES, MAX_QUERY_CHARS
+
+Id = Annotated[str, StringConstraints(max_length=MAX_ID_CHARS)]
+Query = Annotated[str, StringConstraints(max_length=4 * MAX_QUERY_CHARS)]  # a question with its acronyms written out
 
 
 class Fact(Contract):
@@ -39,12 +45,13 @@ class Fact(Contract):
 
 
 class RetrievalTrace(Contract):
-    stages: list[str] = Field(default_factory=lambda: ["semantic"])
+    stages: list[Name] = Field(default_factory=lambda: ["semantic"], max_length=16)
     semantic_k: int | None = None
     bm25_k: int | None = None
     rerank_k: int | None = None
-    expansions: list[str] = Field(default_factory=list, description="Query variants that were searched")
-    lexical_ranker: str | None = Field(
+    expansions: list[Query] = Field(default_factory=list, max_length=32,
+                                    description="Query variants that were searched")
+    lexical_ranker: Name | None = Field(
         None, description="bm25 | bm25_memory | ts_rank_cd, when a lexical list was searched")
     fused_candidates: int | None = Field(None, description="Distinct chunks after Reciprocal Rank Fusion")
 
@@ -79,24 +86,27 @@ class FactsRecord(StampedEnvelope, Sealed):
 
 
 class GroundingChunk(Contract):
-    chunk_id: str
-    doc_id: str
-    text: str
+    """A passage; a publisher may send its own (``claims.verify``), so each field is capped."""
+
+    chunk_id: Id
+    doc_id: Id
+    text: str = Field(max_length=MAX_EVIDENCE_CHARS)
     score: float = Field(ge=0.0, le=1.0)
-    metadata: dict[str, str | int | float | None] = Field(default_factory=dict)
+    metadata: dict[Name, Annotated[str, StringConstraints(max_length=1000)] | int | float | None] = Field(
+        default_factory=dict, max_length=MAX_METADATA_ENTRIES)
 
 
 class Citation(Contract):
-    chunk_id: str
-    pdf: str
+    chunk_id: Id
+    pdf: Id
     page: int = Field(ge=1)
 
 
 class GroundingPack(Contract):
     """rag-loop-acceptance §1.2: chunks highest score first, one citation per chunk."""
 
-    chunks: list[GroundingChunk] = Field(default_factory=list)
-    citations: list[Citation] = Field(default_factory=list)
+    chunks: list[GroundingChunk] = Field(default_factory=list, max_length=MAX_EVIDENCE_CHUNKS)
+    citations: list[Citation] = Field(default_factory=list, max_length=MAX_EVIDENCE_CHUNKS)
     retrieval_trace: RetrievalTrace = Field(default_factory=RetrievalTrace)
 
 

@@ -7,11 +7,14 @@ import time
 from collections.abc import Iterable, Sequence
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..streams import idle_fetch
 from ..config import Settings, get_settings
+from ..core.errors import CannotStart, RecordRejected
+from ..core.strict_json import check_size, decode_json
 from ..models import Envelope
+from ..sealing import KeyUnavailable, RecordVerifier
 from ..topics import REGISTRY, partitions
 
 
@@ -49,16 +52,45 @@ async def _tail_consumer(settings: Settings, topic: str) -> AIOKafkaConsumer:
     return consumer
 
 
+class ReplyReader:
+    """Reads a reply as the page does: the intake's strict decoder, the seal on a sealed topic (the worker's public
+    key: a record no worker wrote is never taken for the reply), then the topic's contract."""
+
+    def __init__(self, settings: Settings, topic: str):
+        self.spec = REGISTRY[topic]
+        self.verifier: RecordVerifier | None = None
+        if self.spec.sealed:
+            try:
+                self.verifier = RecordVerifier.from_file(settings.record_public_key_path)
+            except KeyUnavailable as exc:
+                raise CannotStart(f"cannot check the seals of {topic}: {exc} ({exc.where}); start a worker, or "
+                                  "point CITESTREAM_RECORD_PUBLIC_KEY_FILE at its records.pub") from None
+        self.refused = 0
+
+    def read(self, value: bytes | None) -> BaseModel | None:
+        """The record, or None (counted in ``refused``) when it is not one a worker wrote as it is."""
+        try:
+            data = decode_json(check_size(value, self.spec.max_bytes, self.spec.name))
+            if self.verifier is not None:
+                self.verifier.check(data)
+            return self.spec.value_model.model_validate(data)
+        except (RecordRejected, ValidationError, RecursionError):
+            self.refused += 1
+            return None
+
+
 async def publish_and_collect(
     records: Iterable[Envelope], *, source: str = "questions", reply: str = "answers", timeout_s: float = 60.0,
     settings: Settings | None = None, raw: Iterable[tuple[bytes | None, bytes]] = (),
+    reader: ReplyReader | None = None,
 ) -> tuple[dict[str, BaseModel], dict[str, float]]:
-    """Send ``records`` (and any ``raw`` key/value pairs) to ``source``; wait for one ``reply`` per request_id.
+    """Send ``records`` (and any ``raw`` key/value pairs) to ``source``; wait for one ``reply`` per request_id:
+    the first one a worker wrote (``ReplyReader``; pass one to learn how many others were passed over).
 
     Returns the replies and each reply's latency in seconds, measured from its send.
     """
     settings = settings or get_settings()
-    reply_model = REGISTRY[reply].value_model
+    reader = reader or ReplyReader(settings, reply)
     records = list(records)
     consumer = await _tail_consumer(settings, reply)
     producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", linger_ms=5,
@@ -82,8 +114,8 @@ async def publish_and_collect(
             for messages in batches.values():
                 for message in messages:
                     rid = message.key.decode() if message.key else None
-                    if rid in sent_at and rid not in replies:
-                        replies[rid] = reply_model.model_validate_json(message.value)
+                    if rid in sent_at and rid not in replies and (read := reader.read(message.value)) is not None:
+                        replies[rid] = read
                         latency[rid] = now - sent_at[rid]
     finally:
         await producer.stop()

@@ -64,6 +64,8 @@ longest sentence of the question's pool: on retrieval's real pools (~50 sentence
 unsorted took 950, with the same scores (bench/relevance.py, 2026-11-25)."""
 COVERAGE_BONUS = 0.10
 """Added to the score of a text that holds every content word of the question (``RelevanceModel.score``)."""
+CLAIM_PREFIX = "claim: "
+"""How the judge is asked about a claim rather than a question (it was trained on both; ``ClaimRelevance``)."""
 EMBEDDING_BATCH_SIZE = 8
 """Texts per embedding pass for the blend's cosine: 446 ms per pool at 8, 536 at 16, 1,233 at 64 (2026-11-25)."""
 
@@ -77,7 +79,8 @@ class RelevanceModel:
     deterministic for the same inputs."""
 
     def __init__(self, name_or_path: str = "", batch_size: int = BATCH_SIZE, max_length: int = MAX_LENGTH,
-                 embedding_weight: float = EMBEDDING_WEIGHT, cross_k: int = 0):
+                 embedding_weight: float = EMBEDDING_WEIGHT, cross_k: int = 0, onnx_dir: Path | None = None,
+                 threads: int = 2):
         if not 0 <= embedding_weight <= 1:
             raise ValueError(f"embedding_weight must be in [0, 1], not {embedding_weight}")
         if cross_k < 0:
@@ -104,6 +107,10 @@ class RelevanceModel:
             raise FileNotFoundError(f"no relevance model in {SHIPPED_DIR}: run `make model`")
         else:  # any Hugging Face cross-encoder: a folder or a hub name
             self._encoder, self.encoder_name = _shared(_load_cross_encoder, name_or_path, max_length)
+        self._onnx_dir, self._threads = onnx_dir, threads
+        self._runtime = None
+        """The int8 ONNX runtime of the cross-encoder (``onnx_runtime``), made on its first pair when ``onnx_dir`` is
+        given; PyTorch otherwise, or when it cannot be made."""
         self.name = self.encoder_name
         """What scored: the cross-encoder, and the embedding model's share when blended (``RelevanceTrace.model``)."""
         if embedding_weight:
@@ -125,7 +132,7 @@ class RelevanceModel:
         was tuned on ("What does lecanemab target?" against "Lecanemab: The drug targets ...", cosine 0.53). On the
         qa-v2 dev split and the regression sets it changed no outcome (docs/relevance.md)."""
         scores = self.model_scores(question, texts)
-        asked = matching_terms(question)
+        asked = matching_terms(question.removeprefix(CLAIM_PREFIX))
         if asked and COVERAGE_BONUS:
             scores = np.minimum(1.0, scores + COVERAGE_BONUS * np.array([asked <= matching_terms(t) for t in texts]))
         return scores
@@ -178,7 +185,7 @@ class RelevanceModel:
         if not self.embedding_weight:
             return split_rows(self.cross_pairs([(q, t) for q, texts in calls for t in texts]),
                               [len(texts) for _, texts in calls])
-        vectors = self._embeddings([x for q, texts in calls for x in (q, *texts)],
+        vectors = self._embeddings([x for q, texts in calls for x in (q.removeprefix(CLAIM_PREFIX), *texts)],
                                    stored={t for _, texts in calls for t in texts})
         groups = split_rows(vectors, [1 + len(texts) for _, texts in calls])  # each: the question, then its texts
         cosines = [np.clip(g[1:] @ g[0], 0.0, 1.0) for g in groups]
@@ -206,11 +213,27 @@ class RelevanceModel:
         if not pairs:
             return np.zeros(0, dtype=np.float64)
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        ordered = [pairs[i] for i in order]
         logits = np.zeros(len(pairs), dtype=np.float64)
-        logits[order] = np.asarray(self._encoder.predict(
-            [pairs[i] for i in order], batch_size=self.batch_size, activation_fn=_identity(),
-            show_progress_bar=False, convert_to_numpy=True), dtype=np.float64).reshape(-1)
+        runtime = self._onnx_runtime()
+        if runtime is not None:
+            logits[order] = runtime.logits(ordered, self.batch_size)
+        else:
+            logits[order] = np.asarray(self._encoder.predict(
+                ordered, batch_size=self.batch_size, activation_fn=_identity(), show_progress_bar=False,
+                convert_to_numpy=True), dtype=np.float64).reshape(-1)
         return sigmoid(logits)
+
+    def _onnx_runtime(self):
+        if self._onnx_dir is None:
+            return None
+        with self._lock:
+            if self._runtime is None:
+                from .onnx_runtime import onnx_encoder
+
+                self._runtime = onnx_encoder(self._encoder, self.encoder_name, self._onnx_dir, self._threads,
+                                             self.max_length) or False
+        return self._runtime or None
 
     def read_stored_vectors(self, fetch: Callable[[list[str]], dict[str, np.ndarray]]) -> None:
         """Where the sentence vectors ingest computed are read (``store.SentenceVectors.fetch``) before a text is
@@ -239,6 +262,23 @@ class RelevanceModel:
             while len(self._vectors) > VECTOR_CACHE_SIZE:
                 self._vectors.popitem(last=False)
         return np.stack([known[t] for t in texts]).astype(np.float64)
+
+
+class ClaimRelevance:
+    """The relevance model asked about claims: a model trained on claims (the judge's metadata names its
+    ``claim_prefix``) reads "claim: <text>", so it judges whether a sentence states the claim, not whether it
+    answers a question; the embedding cosine and the coverage bonus read the claim as written."""
+
+    def __init__(self, model: RelevanceModel):
+        self.model = model
+        self.prefix = str(model.metadata.get("claim_prefix", ""))
+        self.name = model.name
+
+    def score(self, claim: str, texts: Sequence[str]) -> np.ndarray:
+        return self.model.score(self.prefix + claim, texts)
+
+    def score_passages(self, claim: str, passages: Sequence[str]) -> np.ndarray:
+        return self.model.score_passages(self.prefix + claim, passages)
 
 
 def _identity():
@@ -288,12 +328,13 @@ def load_compact(folder: Path, max_length: int):
 
 @lru_cache(maxsize=4)
 def get_relevance_model(name_or_path: str = "", embedding_weight: float = EMBEDDING_WEIGHT,
-                        cross_k: int = 0) -> RelevanceModel:
-    return RelevanceModel(name_or_path, embedding_weight=embedding_weight, cross_k=cross_k)
+                        cross_k: int = 0, onnx_dir: Path | None = None) -> RelevanceModel:
+    return RelevanceModel(name_or_path, embedding_weight=embedding_weight, cross_k=cross_k, onnx_dir=onnx_dir)
 
 
 def relevance_model_for(settings, embedding_weight: float | None = None) -> RelevanceModel:
     """The process' model as the settings describe it (``CITESTREAM_RERANKER_MODEL``, ``..._EMBEDDING_WEIGHT``,
     ``..._CROSS_K``); ``embedding_weight`` overrides the setting (the claim judge's blend)."""
     weight = settings.relevance_embedding_weight if embedding_weight is None else embedding_weight
-    return get_relevance_model(settings.reranker_model, weight, settings.relevance_cross_k)
+    onnx_dir = settings.state_dir / "models" / "onnx" if settings.judge_runtime == "onnx-int8" else None
+    return get_relevance_model(settings.reranker_model, weight, settings.relevance_cross_k, onnx_dir)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import numpy as np
 from sqlalchemy import Engine, delete, func, insert, select, text, update
@@ -28,8 +29,10 @@ class DocumentOwned(Exception):
 
 
 def may_replace(stored: str, incoming: str) -> bool:
-    """A document is replaced only from its own origin (an upload or an inline text never replaces a corpus PDF)."""
-    return stored == incoming or (stored == UNRECORDED and incoming != INLINE)
+    """A document is replaced only from its own origin (an upload or an inline text never replaces a corpus PDF);
+    an inline text holds its id only until a file of that id comes (a publisher who took a corpus file's name, or
+    ``upload:<name>`` before inline ids lost their colon, cannot make that file's ingest fail for good)."""
+    return stored == incoming or (stored in (UNRECORDED, INLINE) and incoming != INLINE)
 
 
 def check_owner(doc_id: str, stored: str | None, incoming: str) -> None:
@@ -144,6 +147,18 @@ class ChunkStore:
                                     doc.authority, doc.issuer, r.text, r.embedding))
             sentence_vectors.keep(conn, {t: v for r in rows for t, v in r.sentence_vectors.items()})
             self._bump_index_version(conn)
+
+    def expire_uploads(self, older_than_s: float) -> list[str]:
+        """Delete the uploads' documents ingested more than ``older_than_s`` seconds ago (their chunks go with them,
+        and the index moves on); returns the files they were read from."""
+        with self.engine.begin() as conn:
+            gone = conn.execute(
+                delete(documents).where(documents.c.origin == UPLOAD,
+                                        documents.c.ingested_at < func.now() - timedelta(seconds=older_than_s))
+                .returning(documents.c.source)).scalars().all()
+            if gone:
+                self._bump_index_version(conn)
+        return list(gone)
 
     def _bump_index_version(self, conn) -> None:
         digest_rows = conn.execute(

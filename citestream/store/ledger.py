@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from datetime import datetime, UTC
+from datetime import datetime, timedelta, UTC
 
 from psycopg.types.json import Jsonb
 from sqlalchemy import Connection, Engine, func, select
@@ -146,6 +146,17 @@ class Ledger:
                 return None
             count = conn.execute(select(func.count()).select_from(audit_ledger)).scalar_one()
         return last.id, last.row_hash, count
+
+    def unanchored(self, after_id: int | None, older_than_s: float) -> tuple[int, int | None]:
+        """Rows after ``after_id`` (all when None) written more than ``older_than_s`` seconds ago: how many, and the
+        first one's id. A worker anchors within its interval, so such rows mean checkpoints went missing."""
+        since = audit_ledger.c.created_at < func.now() - timedelta(seconds=older_than_s)
+        query = select(func.count(), func.min(audit_ledger.c.id)).where(since)
+        if after_id is not None:
+            query = query.where(audit_ledger.c.id > after_id)
+        with self.engine.connect() as conn:
+            count, first = conn.execute(query).one()
+        return count, first
 
     def verify(self, checkpoints=()) -> ChainReport:
         """Recompute the chain from the first row, then hold it against signed ``checkpoints``.

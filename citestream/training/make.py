@@ -29,6 +29,7 @@ ALL_DOCUMENT_QUESTIONS = DATA_DIR / "llm_questions_all_documents.jsonl"
 OFFTOPIC_QUESTIONS = DATA_DIR / "offtopic_questions.txt"
 DEFAULT_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus"
 DEFAULT_FDAQA = PROJECT_ROOT.parent / "shared" / "data" / "fda-qa" / "QnA.csv"
+DEFAULT_TRAINING_DOCS = PROJECT_ROOT.parent / "shared" / "training-docs"
 DEFAULT_LLM = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 HELD_OUT_DOCUMENTS = ("CMC_Impurities_Drug_Products.pdf", "IND_Phase1_Content_Format.pdf")
 
@@ -166,6 +167,44 @@ def cmd_embedder(args) -> int:
     return 0
 
 
+def cmd_judge(args) -> int:
+    """The judge (``judge.py``): a cross-encoder trained listwise on the written supervision of the training
+    documents (never the dev or test documents), from the shipped relevance cross-encoder or MiniLM-L6. Resumable:
+    checkpoints in the state folder, the same command continues. Reports its decision metrics on the dev documents."""
+    from ..embedding import get_relevance_embedder
+    from .checkpoint import Interrupted
+    from .judge import JudgeConfig, decision_metrics, train_judge, unit_scores
+    from .judge_data import judge_data
+    from .written import DATA_DIR as WRITTEN
+
+    config = JudgeConfig(epochs=args.epochs, layers=args.layers, lr=args.lr, max_length=args.max_length)
+    embedder = get_relevance_embedder()
+    data = judge_data(Path(args.documents).resolve(), config, embedder.embed)
+    print(json.dumps(data.counts), file=sys.stderr)
+
+    def on_dev(model, tokenizer) -> dict:
+        return {name: decision_metrics(groups, unit_scores(model, tokenizer, groups, config.max_length))
+                for name, groups in (("dev_questions", data.dev), ("dev_claims", data.dev_claims))}
+
+    base = None if args.base == "minilm" else Path(args.base)
+    extra = {"written_sha256": {f.name: file_sha256(f) for f in sorted(WRITTEN.glob("*.json*"))},
+             "data": data.counts}
+    try:
+        meta = train_judge(data.train, Path(args.out), config, base=base,
+                           checkpoints=get_settings().state_dir / "checkpoints", checkpoint_every=args.checkpoint_every,
+                           extra_metadata=extra, evaluate_every=args.evaluate_every, evaluate=on_dev)
+    except Interrupted as stop:
+        print(stop, file=sys.stderr)
+        return 128 + stop.signum
+    from ..relevance.model import load_compact
+
+    encoder, _ = load_compact(Path(args.out), config.max_length)
+    meta["dev"] = on_dev(encoder.model, encoder.tokenizer)
+    (Path(args.out) / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(meta["dev"], indent=1))
+    return 0
+
+
 def cmd_thresholds(args) -> int:
     """Record the thresholds chosen on the dev split in the artifact's metadata (the policy carries the same)."""
     meta_path = Path(args.model) / METADATA_FILE
@@ -228,6 +267,20 @@ def add_parser(sub) -> None:
     c.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     c.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     c.set_defaults(fn=cmd_claims, no_noise=False)
+
+    j = actions.add_parser("judge", help="train the judge on the written supervision (training-data/written)")
+    j.add_argument("--out", default=str(SHIPPED_DIR), help="where it goes (default: the shipped one)")
+    j.add_argument("--base", default=str(SHIPPED_DIR),
+                   help="the compact cross-encoder to start from (default: the shipped one); 'minilm' for MiniLM-L6 "
+                        "with a fresh head")
+    j.add_argument("--documents", default=str(DEFAULT_TRAINING_DOCS), help="the training documents' folder")
+    j.add_argument("--epochs", type=float, default=2.0)
+    j.add_argument("--layers", type=int, default=6)
+    j.add_argument("--lr", type=float, default=3e-5)
+    j.add_argument("--max-length", type=int, default=128)
+    j.add_argument("--evaluate-every", type=int, default=0, help="steps between dev evaluations (0: at the end)")
+    j.add_argument("--checkpoint-every", type=int, default=50)
+    j.set_defaults(fn=cmd_judge)
 
     e = actions.add_parser("embedder", help="tune the embedding model of the relevance blend on mined groups")
     e.add_argument("--out", default=str(RELEVANCE_EMBEDDER_DIR), help="where it goes (default: the shipped one)")

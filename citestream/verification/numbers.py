@@ -27,6 +27,7 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
 _PRONOUN_BEFORE = re.compile(r"(?:^|\W)(?:the|this|that|each|every|any|no|another|which)(?:\s+[a-z]+)?\s+$", re.I)
 """What makes "one" a pronoun, not a number: "the original one goes back", "each one"."""
 _CMP = "|".join(f"(?:{p})" for p, _ in _COMPARATORS)
+_COMPARATOR_NAMES = [(re.compile(p), name) for p, name in _COMPARATORS]
 _QUANTITY = re.compile(
     rf"(?:(?<![A-Za-z])(?P<cmp>{_CMP})\s*)?(?<![A-Za-z0-9.\-])(?P<num>\d+(?:,\d{{3}})*(?:\.\d+)?|"
     rf"{'|'.join(_NUMBER_WORDS)})(?![A-Za-z0-9])\s*(?:-\s*)?(?P<unit>%|per ?cent|[A-Za-zµ]+)?",
@@ -61,8 +62,8 @@ def _interval(value: float, cmp: str | None, claim: bool) -> tuple[float, float]
 def _comparator(text: str | None) -> str | None:
     if not text:
         return None
-    for pattern, name in _COMPARATORS:
-        if re.fullmatch(pattern, text.strip().lower()):
+    for pattern, name in _COMPARATOR_NAMES:
+        if pattern.fullmatch(text.strip().lower()):
             return name
     return None
 

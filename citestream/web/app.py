@@ -12,9 +12,11 @@ import asyncio
 import contextlib
 import json
 import uuid
+from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
 from string import Template
+from typing import BinaryIO
 from urllib.parse import unquote
 
 from pydantic import TypeAdapter, ValidationError
@@ -23,7 +25,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -39,6 +41,8 @@ from ..models.common import RequestId
 from ..store import engine_for
 from . import queries, render, uploads
 from .bridge import Bridge, sse_payload
+from .budgets import Budgets, ClientBudgets, OverBudget, client_of
+from .pdfwork import Busy, PdfWork, TooSlow
 from .throttle import BodyTooLarge, Slots, read_capped
 from .security import SecurityHeaders
 from .settings import WebSettings, get_web_settings
@@ -50,6 +54,7 @@ PAGES = {"/": ("ask", "Ask"), "/live": ("live", "Live"), "/documents": ("documen
          "/cite": ("cite", "Citation"), "/request": ("request", "Request")}
 SCOPES = ("MIXED", "FDA", "EMA", "ICH", "SOPS")
 KEEPALIVE_S = 15
+_PDF_JOBS_EACH = "this address already waits for the page images it may"
 
 
 def render_page(name: str, title: str) -> str:
@@ -59,8 +64,20 @@ def render_page(name: str, title: str) -> str:
     return shell.substitute(title=title, page=name, main=main)
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _error(status: int, message: str, retry_after_s: float | None = None) -> JSONResponse:
+    headers = {"retry-after": str(max(1, round(retry_after_s)))} if retry_after_s is not None else None
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _read_through(file: BinaryIO) -> Iterator[bytes]:
+    """An open file's bytes, then the file closed (an image the cache may have removed meanwhile stays readable)."""
+    with file:
+        while chunk := file.read(1 << 16):
+            yield chunk
+
+
+def _over(exc: OverBudget) -> JSONResponse:
+    return _error(429, str(exc), exc.retry_after_s)
 
 
 _REQUEST_ID = TypeAdapter(RequestId)
@@ -102,11 +119,15 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
     web = web or get_web_settings()
     idle_fetch.apply(settings.broker_idle_fetch_ms / 1000)  # the bridge's consumers wait on idle topics all day
     bridge = Bridge(settings, web)
-    engine = engine_for(settings.app_dsn)
+    engine = engine_for(settings.page_dsn)  # the page's role: it reads, and may change nothing
     timelines = Timelines(settings, web, engine, bridge.trust)
     streams = Slots(web.max_streams)
+    budgets = Budgets(web)
+    pdf_work = PdfWork(settings.pdf_workers, web.pdf_jobs, settings.pdf_wall_s + 5)
+    boxes = render.KeptBoxes(web.boxes_kept)
     page_cache = settings.state_dir / "web" / "pages"
     owners = settings.state_dir / "web" / "owners"  # digests of the uploaders' secrets (``uploads.keep_owner``)
+    cache_bytes = int(web.page_cache_mb * (1 << 20))
     uploads_dir = settings.uploads_dir
 
     @contextlib.asynccontextmanager
@@ -116,6 +137,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
             yield
         finally:
             await bridge.stop()
+            pdf_work.close()
 
     def page(name: str, title: str):
         html = render_page(name, title)
@@ -128,15 +150,24 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         return JSONResponse({"ok": True, "consumer_group": bridge.group, "connected": bridge.connected,
                              "assigned": bridge.ready.is_set(), "trust": bridge.trust_status(),
                              "streams": {"open": streams.taken, "max": streams.size},
-                             "timeline_reads": timelines.started})
+                             "timeline_reads": timelines.started,
+                             "pdf_jobs": {"now": pdf_work.jobs, "max": pdf_work.most, "started": pdf_work.started}})
 
     async def events(request: Request) -> Response:
         """One stream per browser: a snapshot of recent records first, then every record as it arrives. At most
-        ``max_streams`` at once: each holds a socket and a queue of up to 1,000 records."""
+        ``max_streams`` at once, ``max_streams_per_client`` of one client: each holds a socket and a queue of up to
+        1,000 records."""
         if not streams.take():
             return JSONResponse({"error": f"{streams.size} live streams are open, the most this page serves; "
                                           "close another tab or try again later"},
                                 status_code=503, headers={"retry-after": "10"})
+        who = client_of(request.scope)
+        try:
+            budgets.take(who, "streams", web.max_streams_per_client,
+                         f"this address holds {web.max_streams_per_client} live streams, the most one may")
+        except OverBudget as exc:
+            streams.give_back()
+            return _over(exc)
         queue = bridge.subscribe()
 
         async def stream():
@@ -150,6 +181,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         def release() -> None:
             bridge.unsubscribe(queue)
             streams.give_back()
+            budgets.give_back(who, "streams")
 
         return _Stream(release, stream(), ping=KEEPALIVE_S, headers={"cache-control": "no-cache"})
 
@@ -191,8 +223,9 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         rid = request.path_params["request_id"]
         if not _valid_id(rid):
             return _error(422, "not a request_id")
+        client = budgets.client(client_of(request.scope)).timelines
         try:
-            return JSONResponse(await timelines.get(rid))
+            return JSONResponse(await timelines.get(rid, client.allow))
         except Throttled as exc:
             return JSONResponse({"error": str(exc)}, status_code=429,
                                 headers={"retry-after": str(max(1, round(exc.retry_after_s)))})
@@ -206,10 +239,17 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         name = request.headers.get("x-filename")
         if name is None:
             return _error(400, "missing X-Filename header")
-        name = unquote(name)
+        if wait := budgets.all_uploads.allow():
+            return _error(429, "the page takes no more uploads this minute", wait)
+        name = unquote(name[:uploads.MAX_FILENAME_CHARS * 3])
+        room = int(web.uploads_max_mb * (1 << 20)) - await asyncio.to_thread(uploads.uploads_bytes, uploads_dir)
         try:
             saved = await uploads.save_upload(request.stream(), name, uploads_dir, int(web.upload_max_mb * (1 << 20)),
-                                              request.headers.get("content-length"))
+                                              request.headers.get("content-length"),
+                                              spend=budgets.client(client_of(request.scope)).upload_bytes,
+                                              room=room)
+        except uploads.UploadOverBudget as exc:
+            return _error(exc.status, str(exc), exc.retry_after_s)
         except uploads.UploadRejected as exc:
             return _error(exc.status, str(exc))
         ingest = IngestRequest(request_id=f"web-ingest-{uuid.uuid4().hex[:12]}", paths=[str(saved.path)])
@@ -240,6 +280,8 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         doc = await asyncio.to_thread(queries.get_document, engine, body["doc_id"])
         if doc is None or doc.origin != UPLOAD or not uploads.is_owner(owners, doc.doc_id, body["owner_token"]):
             return _error(403, "only whoever uploaded a document may correct its issuer")
+        if wait := budgets.all_uploads.allow():  # an ingest and an index version, like an upload
+            return _error(429, "the page takes no more uploads or corrections this minute", wait)
         try:
             ingest = IngestRequest(request_id=f"web-issuer-{uuid.uuid4().hex[:12]}", paths=[doc.source],
                                    issuer=body["issuer"])
@@ -258,11 +300,18 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
                 "text": info.text, "document": queries.public_document(info.document), "image": None,
                 "boxes": [], "unavailable": None}
         try:
-            boxes = await asyncio.to_thread(render.highlight_boxes, info.document, info.page, info.text)
-            data["boxes"] = [b.__dict__ for b in boxes]
+            found = boxes.kept(info.document, info.page, info.text)
+            if found is None:
+                with budgets.holding(client_of(request.scope), "pdf", web.pdf_jobs_per_client, _PDF_JOBS_EACH):
+                    found = await pdf_work.run(boxes.make, info.document, info.page, info.text)
+            data["boxes"] = [b.__dict__ for b in found]
             data["image"] = f"/api/pages/{info.document.doc_id}/{info.page}.png"
         except render.PageUnavailable as exc:
             data["unavailable"] = str(exc)
+        except OverBudget as exc:
+            return _over(exc)
+        except (Busy, TooSlow) as exc:
+            return _error(503 if isinstance(exc, Busy) else 504, str(exc), 10)
         return JSONResponse(data)
 
     async def page_image(request: Request) -> Response:
@@ -270,10 +319,16 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         if doc is None:
             return _error(404, "no such document")
         try:
-            path = await asyncio.to_thread(render.page_png, doc, request.path_params["page"], page_cache)
+            with budgets.holding(client_of(request.scope), "pdf", web.pdf_jobs_per_client, _PDF_JOBS_EACH):
+                png = await pdf_work.run(render.page_png, doc, request.path_params["page"], page_cache, cache_bytes)
         except render.PageUnavailable as exc:
             return _error(404, str(exc))
-        return FileResponse(path, media_type="image/png", headers={"cache-control": "private, max-age=3600"})
+        except OverBudget as exc:
+            return _over(exc)
+        except (Busy, TooSlow) as exc:
+            return _error(503 if isinstance(exc, Busy) else 504, str(exc), 10)
+        return StreamingResponse(_read_through(png), media_type="image/png",
+                                 headers={"cache-control": "private, max-age=3600"})
 
     routes: list[BaseRoute] = [Route(path, page(name, title)) for path, (name, title) in PAGES.items()]
     routes += [
@@ -291,7 +346,8 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         Route("/api/pages/{doc_id:str}/{page:int}.png", page_image),
         Mount("/static", StaticFiles(directory=PACKAGE / "static"), name="static"),
     ]
-    middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=web.host_list())]
+    middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=web.host_list()),
+                  Middleware(ClientBudgets, budgets=budgets)]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.bridge = bridge
     return app

@@ -72,7 +72,7 @@ class Bridge:
         self.group = web.group or f"{settings.app_id}-web"
         self.kept = {kind: KeptEvents(web.keep * 5, int(web.keep_mb * (1 << 20))) for kind, _, _ in
                      READ_IN_FULL.values()}
-        self.trust = PageTrust(settings.record_key_path)
+        self.trust = PageTrust(settings.record_public_key_path)
         self.hidden: dict[str, int] = {name: 0 for name in READ_IN_FULL}
         """Records read in full but not shown: unreadable, or not written by a worker (their MAC does not hold)."""
         self.stage_counts: dict[str, int] = {name: 0 for name in (*STAGE_TOPICS, *READ_IN_FULL)}

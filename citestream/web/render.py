@@ -8,17 +8,23 @@ process under memory, CPU and wall-time limits (``citestream.sandbox``), and a
 page renders at ``RENDER_SCALE`` or smaller: its longer side never exceeds
 ``CITESTREAM_PDF_RENDER_MAX_PX``. PNGs are cached under the state folder by
 content hash and page, rendered once: the check, the render and the write
-happen under one lock, and the file appears whole (written aside, then renamed).
+happen under the page's own lock, and the file appears whole (written aside,
+then renamed). The cache is bounded in bytes (``CITESTREAM_UI_PAGE_CACHE_MB``):
+after a render, the least recently shown images go first. Highlight boxes are
+kept in memory for the ``boxes_kept`` chunks shown last.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..config import PROJECT_ROOT, get_settings
 from ..sandbox.budget import PdfRejected
@@ -28,7 +34,8 @@ from .queries import DocumentInfo
 RENDER_SCALE = 2.0  # 144 dpi: sharp on a laptop, about 150-400 kB a page
 MIN_MATCH_CHARS = 10
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
-_render_lock = threading.Lock()  # one render at a time, and never two of the same page
+_locks: dict[Path, tuple[threading.Lock, int]] = {}  # per page wanted now, with its waiters: one render a page
+_locks_guard = threading.Lock()
 
 
 class PageUnavailable(Exception):
@@ -45,13 +52,16 @@ class Box:
     height: float
 
 
-def source_bytes(doc: DocumentInfo) -> bytes:
-    """The bytes of the file ``doc`` was ingested from, checked to still be the ingested ones."""
+def _source_path(doc: DocumentInfo) -> Path:
     if doc.origin == "inline" or not doc.source:
         raise PageUnavailable("this document was ingested as text, not from a PDF file")
     path = Path(doc.source)
-    if not path.is_absolute():  # older ingests stored the path as given; make ran from the project root
-        path = PROJECT_ROOT / path
+    return path if path.is_absolute() else PROJECT_ROOT / path  # older ingests stored the path as given
+
+
+def source_bytes(doc: DocumentInfo) -> bytes:
+    """The bytes of the file ``doc`` was ingested from, checked to still be the ingested ones."""
+    path = _source_path(doc)
     if path.suffix.lower() != ".pdf" or not path.is_file():
         raise PageUnavailable("the PDF is no longer where it was ingested from")
     if path.stat().st_size > get_settings().ingest_max_pdf_mb * (1 << 20):
@@ -74,25 +84,98 @@ def _in_child(op: str, doc: DocumentInfo, page: int, **args):
         raise PageUnavailable(f"page {page} cannot be shown: {exc}") from None
 
 
-def page_png(doc: DocumentInfo, page: int, cache_dir: Path) -> Path:
-    """The rendered page, from the cache or rendered now (long side at most ``CITESTREAM_PDF_RENDER_MAX_PX``)."""
+def page_png(doc: DocumentInfo, page: int, cache_dir: Path, cache_bytes: int | None = None) -> BinaryIO:
+    """The rendered page, open for reading (so trimming the cache meanwhile cannot take it away), from the cache or
+    rendered now (long side at most ``CITESTREAM_PDF_RENDER_MAX_PX``); the cache then trimmed to ``cache_bytes``."""
     _check_page(doc, page)
     max_px = get_settings().pdf_render_max_px
     out = cache_dir / doc.content_sha256 / f"p{page}-x{RENDER_SCALE:g}-max{max_px}.png"
-    if out.exists():  # whole once it exists: written aside, then renamed
-        return out
-    with _render_lock:
-        if not out.exists():  # a request just before this one may have rendered it
-            _, png = _in_child("render", doc, page, scale=RENDER_SCALE)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = out.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(png)
-            tmp.replace(out)
-    return out
+    with contextlib.suppress(FileNotFoundError):  # whole once it exists: written aside, then renamed
+        shown = open(out, "rb")  # noqa: SIM115 - the caller streams and closes it
+        os.utime(out)  # shown now: the last to be removed
+        return shown
+    with _locks_guard:
+        lock, waiters = _locks.get(out, (threading.Lock(), 0))
+        _locks[out] = (lock, waiters + 1)
+    try:
+        with lock:
+            if not out.exists():  # a request just before this one may have rendered it
+                _, png = _in_child("render", doc, page, scale=RENDER_SCALE)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+                tmp.write_bytes(png)
+                tmp.replace(out)
+            shown = open(out, "rb")  # noqa: SIM115
+            if cache_bytes is not None:
+                trim_cache(cache_dir, cache_bytes, keep=out)
+    finally:
+        with _locks_guard:
+            lock, waiters = _locks[out]
+            if waiters == 1:
+                del _locks[out]
+            else:
+                _locks[out] = (lock, waiters - 1)
+    return shown
+
+
+def trim_cache(cache_dir: Path, most_bytes: int, keep: Path | None = None) -> int:
+    """Remove the least recently shown images until the cache holds at most ``most_bytes``; returns its size."""
+    files = []
+    for path in cache_dir.glob("*/*.png"):
+        try:
+            info = path.stat()
+        except FileNotFoundError:  # removed by another page meanwhile
+            continue
+        files.append((info.st_mtime, info.st_size, path))
+    total = sum(size for _, size, _ in files)
+    for _, size, path in sorted(files):
+        if total <= most_bytes:
+            break
+        if path != keep:
+            path.unlink(missing_ok=True)
+            total -= size
+    return total
 
 
 def _key(text: str) -> str:
     return _NOT_ALNUM.sub("", text.lower())
+
+
+class KeptBoxes:
+    """The highlight boxes of the ``size`` chunks shown last, by document content, page and chunk text."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._kept: OrderedDict[tuple, list[Box]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(doc: DocumentInfo, page: int, chunk_text: str) -> tuple:
+        """The document's content and its file as it is now (a file changed since ingest is a new key, so its
+        boxes are made again and say that it changed), the page and the chunk's text."""
+        try:
+            info = _source_path(doc).stat()
+            file = (info.st_ino, info.st_size, info.st_mtime_ns)
+        except (PageUnavailable, OSError):
+            file = None
+        return doc.content_sha256, file, page, hashlib.sha256(chunk_text.encode()).hexdigest()
+
+    def kept(self, doc: DocumentInfo, page: int, chunk_text: str) -> list[Box] | None:
+        key = self._key(doc, page, chunk_text)
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        return None
+
+    def make(self, doc: DocumentInfo, page: int, chunk_text: str) -> list[Box]:
+        """``highlight_boxes``, kept."""
+        boxes = highlight_boxes(doc, page, chunk_text)
+        with self._lock:
+            self._kept[self._key(doc, page, chunk_text)] = boxes
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return boxes
 
 
 def highlight_boxes(doc: DocumentInfo, page: int, chunk_text: str) -> list[Box]:

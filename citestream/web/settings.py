@@ -32,6 +32,37 @@ class WebSettings(BaseSettings):
     timeline_window: int = Field(
         2000, ge=10, description="A request timeline reads at most this many latest records per partition")
     upload_max_mb: float = Field(50.0, gt=0, description="Largest PDF the upload accepts")
+    # What one client (one peer address) may make the page do (web/budgets.py; docs/web.md, "Limits")
+    requests_per_minute: int = Field(
+        240, ge=1, description="API requests one client may make a minute (a quarter of them at once); more get 429")
+    writes_per_minute: int = Field(
+        20, ge=1, description="Questions and uploads one client may send a minute (half of them at once); more get 429")
+    upload_mb_per_day: float = Field(
+        100.0, gt=0, description="Megabytes one client may upload a day (given back evenly over 24 h); more get 429")
+    max_streams_per_client: int = Field(4, ge=1, description="Live event streams one client may hold at once")
+    timeline_reads_per_client_per_minute: int = Field(
+        10, ge=1, description="Timelines one client may have read from Kafka a minute (within the page's total)")
+    pdf_jobs_per_client: int = Field(2, ge=1, description="Page images and chunk boxes one client may wait for at once")
+    # What the page takes and keeps, all clients together
+    writes_per_minute_total: int = Field(
+        300, ge=1, description="Questions and uploads the page takes a minute from all clients together (a tenth "
+                               "at once): many addresses cannot make it flood the worker; more get 429")
+    uploads_per_minute_total: int = Field(
+        10, ge=1, description="Uploads the page takes a minute from all clients together (a tenth, at least one, at "
+                              "once): each is an ingest and a new index version, which the next question reads "
+                              "the corpus's vocabulary again for (about 1 s); more get 429")
+    uploads_max_mb: float = Field(
+        4096.0, gt=0, description="Megabytes all uploads on disk (<state>/uploads) may take; an upload past them "
+                                  "gets 507")
+    page_cache_mb: float = Field(
+        1024.0, gt=0, description="Megabytes of rendered page images kept (<state>/web/pages); the least recently "
+                                  "shown are removed first")
+    pdf_jobs: int = Field(
+        8, ge=1, description="Page images and chunk boxes rendering or waiting at once, all clients; more get 503")
+    boxes_kept: int = Field(2048, ge=0, description="Chunks whose highlight boxes are kept in memory")
+    trusted_proxies: str = Field(
+        "", description="Addresses of reverse proxies whose X-Forwarded-For names the visitor (comma-separated); "
+                        "empty = none: a visitor is its peer address, whatever headers it sends")
     allowed_hosts: str = Field(
         "127.0.0.1,localhost",
         description="Host headers served (comma-separated; '*' for any). Guards against DNS rebinding")

@@ -43,20 +43,38 @@ class Slots:
         self.taken = max(0, self.taken - 1)
 
 
-class PerMinute:
-    """A token bucket: ``rate`` actions a minute, up to a tenth of them (at least one) at once."""
+class Bucket:
+    """A token bucket: up to ``capacity`` at once, refilled at ``per_second``; ``take`` says how long to wait."""
 
-    def __init__(self, rate: int):
-        self.per_second = rate / 60
-        self.burst = max(1.0, rate / 10)
-        self.tokens, self.at = self.burst, time.monotonic()
+    def __init__(self, capacity: float, per_second: float):
+        self.capacity, self.per_second = capacity, per_second
+        self.tokens, self.at = capacity, time.monotonic()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.per_second)
+        self.at = now
+
+    def take(self, amount: float = 1.0) -> float:
+        """0 when ``amount`` may go now (and is taken); else the seconds until it could (nothing is taken)."""
+        self._refill()
+        if self.tokens >= amount:
+            self.tokens -= amount
+            return 0.0
+        return (amount - self.tokens) / self.per_second if self.per_second > 0 else float("inf")
+
+    def left(self) -> float:
+        self._refill()
+        return self.tokens
+
+
+class PerMinute(Bucket):
+    """``rate`` actions a minute, up to ``burst`` (default: a tenth of them, at least one) at once."""
+
+    def __init__(self, rate: int, burst: float | None = None):
+        super().__init__(burst if burst is not None else max(1.0, rate / 10), rate / 60)
+        self.burst = self.capacity
 
     def allow(self) -> float:
         """0 when the action may go now (and takes its token); else the seconds until one is free."""
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.per_second)
-        self.at = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / self.per_second
+        return self.take()

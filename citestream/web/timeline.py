@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from aiokafka import AIOKafkaConsumer
 from sqlalchemy import Engine
@@ -112,11 +113,13 @@ class Timelines:
         self._cache: OrderedDict[str, tuple[float, asyncio.Task]] = OrderedDict()
         self._chain: tuple[float, asyncio.Task] | None = None
 
-    async def get(self, request_id: str) -> dict:
+    async def get(self, request_id: str, client: Callable[[], float] | None = None) -> dict:
+        """The request's timeline; a read it starts costs one of ``client``'s (the asking client's budget: seconds to
+        wait, or 0) and one of the page's own."""
         now = time.monotonic()
         cached = self._cache.get(request_id)
         if cached is None or now - cached[0] > self.web.timeline_cache_s:
-            wait = self.reads.allow()
+            wait = (client() if client else 0.0) or self.reads.allow()
             if wait:
                 raise Throttled(wait)
             self.started += 1

@@ -7,7 +7,9 @@ the cleaned name keeps ingest's identity rule within the uploads' own namespace
 replaces the earlier upload, never a document from another folder).
 The upload is streamed to disk in the chunks the client sends, and refused as
 soon as it passes the byte cap (its declared length is checked before any byte
-is read); it must start like a PDF. A refused upload leaves nothing on disk, and
+is read), when it passes the client's bytes of the day (``spend``, a 429) or the
+room left for uploads on disk (``room``, a 507); it must start like a PDF. A
+refused upload leaves nothing on disk, and
 ``discard`` takes back one whose ingest request could not be sent (the worker
 deletes an upload that fails to ingest).
 """
@@ -25,8 +27,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .throttle import Bucket
+
 PDF_MAGIC = b"%PDF-"
 MAX_NAME_CHARS = 80
+MAX_FILENAME_CHARS = 1000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -38,6 +43,22 @@ class UploadRejected(ValueError):
 
 class UploadTooLarge(UploadRejected):
     status = 413
+
+
+class UploadOverBudget(UploadRejected):
+    """The client uploaded its bytes of the day."""
+
+    status = 429
+
+    def __init__(self, message: str, retry_after_s: float):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class UploadsFull(UploadRejected):
+    """Uploads on disk take the room the operator gave them."""
+
+    status = 507
 
 
 @dataclass(frozen=True)
@@ -52,19 +73,43 @@ def _too_large(max_bytes: int) -> UploadTooLarge:
 
 def safe_stem(filename: str) -> str:
     """Letters, digits, '-' and '_' of the name's last component without its extension; never empty."""
-    base = re.split(r"[\\/]", filename or "")[-1]
+    base = re.split(r"[\\/]", (filename or "")[:MAX_FILENAME_CHARS])[-1]  # a header: cut before it is read
     stem = base[:-4] if base.lower().endswith(".pdf") else base
     cleaned = _UNSAFE.sub("-", stem).strip("-_")[:MAX_NAME_CHARS].strip("-_")
     return cleaned or "upload"
 
 
+def uploads_bytes(uploads_dir: Path) -> int:
+    """Bytes the uploads on disk take (the worker removes expired and failed ones)."""
+    total = 0
+    for path in uploads_dir.glob("*/*"):
+        try:
+            total += path.stat().st_size
+        except FileNotFoundError:
+            continue
+    return total
+
+
+def _over_budget(wait_s: float) -> UploadOverBudget:
+    return UploadOverBudget(f"this address uploaded its megabytes of the day; retry in {max(1, round(wait_s))} s",
+                            wait_s)
+
+
 async def save_upload(chunks: AsyncIterator[bytes], filename: str, uploads_dir: Path, max_bytes: int,
-                      declared_length: str | None = None) -> SavedUpload:
+                      declared_length: str | None = None, spend: Bucket | None = None,
+                      room: int | None = None) -> SavedUpload:
     """Stream ``chunks`` to a temporary file, check size and magic, move it to its content-addressed place.
 
-    ``declared_length`` (the Content-Length header) over the cap is refused before anything is read."""
-    if declared_length and declared_length.isdigit() and int(declared_length) > max_bytes:
+    ``declared_length`` (the Content-Length header) over the cap, over what ``spend`` (the client's bytes of the
+    day) has left or over ``room`` (bytes left for uploads) is refused before anything is read; each chunk read
+    is taken from ``spend``."""
+    declared = int(declared_length) if declared_length and declared_length.isdigit() else None
+    if declared is not None and declared > max_bytes:
         raise _too_large(max_bytes)
+    if room is not None and (declared or 0) > room:
+        raise UploadsFull("uploads take all the room the server gives them; ask its operator")
+    if spend is not None and declared is not None and spend.left() < declared:
+        raise _over_budget((declared - spend.left()) / spend.per_second)
     uploads_dir.mkdir(parents=True, exist_ok=True)
     tmp = uploads_dir / f".incoming-{uuid.uuid4().hex}"
     digest = hashlib.sha256()
@@ -76,6 +121,10 @@ async def save_upload(chunks: AsyncIterator[bytes], filename: str, uploads_dir: 
                 size += len(chunk)
                 if size > max_bytes:
                     raise _too_large(max_bytes)
+                if room is not None and size > room:
+                    raise UploadsFull("uploads take all the room the server gives them; ask its operator")
+                if spend is not None and (wait := spend.take(len(chunk))):
+                    raise _over_budget(wait)
                 if len(head) < len(PDF_MAGIC):
                     head = (head + chunk)[: len(PDF_MAGIC)]
                 digest.update(chunk)

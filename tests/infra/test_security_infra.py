@@ -40,7 +40,8 @@ def test_postgres_wants_a_password_on_tcp_and_keeps_its_socket_to_itself(embedde
            if line.strip() and not line.startswith("#")]
     assert hba and all(fields[-1] == "scram-sha-256" for fields in hba)
     assert _mode(embedded.socket_dir) == 0o700 and _mode(embedded.root) == 0o700
-    assert _mode(embedded.pgpass) == 0o600 and set(embedded.passwords()) == {"postgres", "citestream_app"}
+    assert _mode(embedded.pgpass) == 0o600
+    assert set(embedded.passwords()) == {"postgres", "citestream_app", "citestream_page"}
     socket_file = embedded.socket_dir / f".s.PGSQL.{settings.pg_port}"
     assert _mode(socket_file) == 0o700
     with psycopg.connect(settings.owner_dsn) as conn:  # the passfile, found without anyone typing a password
@@ -68,6 +69,25 @@ def test_the_worker_role_appends_but_cannot_rewrite_provenance_or_requests_histo
                     "TRUNCATE requests", "CREATE TABLE side_door (x int)", "DROP TABLE provenance"):
             with pytest.raises((psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedObject)):
                 conn.execute(sql)
+
+
+def test_the_page_role_reads_what_the_page_shows_and_changes_nothing(database, settings):
+    """Issue 48: the page connected as the worker's role, which may UPDATE and DELETE documents, chunks and
+    requests. Its own role reads and does nothing else; its password is in a file of its own."""
+    page_url = as_app_role(database, settings.page_db_user)
+    assert "keys/page.pgpass" in page_url and "keys/page.pgpass" in settings.page_dsn
+    with psycopg.connect(page_url, autocommit=True) as conn:
+        assert conn.execute("SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles "
+                            "WHERE rolname = current_user").fetchone() == (False, False, False)
+        for table in ("documents", "chunks", "index_versions", "requests", "audit_ledger", "provenance"):
+            conn.execute(f"SELECT count(*) FROM {table}")
+        for statement in ("UPDATE documents SET title = title", "DELETE FROM chunks", "DELETE FROM requests",
+                          "UPDATE requests SET redrives = 0", "INSERT INTO index_versions (corpus_digest, doc_count, "
+                          "chunk_count) VALUES ('x', 0, 0)", "INSERT INTO provenance (request_id, stage, sha256) "
+                          "VALUES ('p', 'assemble', 'ab')", "TRUNCATE documents", "CREATE TABLE side_door (x int)",
+                          "SELECT * FROM alembic_version"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
 
 
 def test_metrics_listen_on_loopback_by_default():
@@ -138,6 +158,9 @@ def test_the_worker_and_the_page_get_a_passfile_of_the_app_role_alone(embedded, 
     app_file = Path(parse_qs(urlsplit(settings.app_dsn).query)["passfile"][0])
     assert app_file == settings.state_dir / "keys" / "app.pgpass" and _mode(app_file) == 0o600
     assert {line.split(":")[3] for line in app_file.read_text().splitlines()} == {"citestream_app"}
+    page_file = settings.state_dir / "keys" / "page.pgpass"
+    assert _mode(page_file) == 0o600
+    assert {line.split(":")[3] for line in page_file.read_text().splitlines()} == {"citestream_page"}
     assert {line.split(":")[3] for line in embedded.pgpass.read_text().splitlines()} == {"postgres"}
     assert "keys" not in settings.owner_dsn and "pg/pgpass" in settings.owner_dsn
     derived = settings.model_copy(update={"database_url": settings.owner_dsn}).app_dsn  # an owner DSN with its file
@@ -215,3 +238,21 @@ def test_a_cluster_already_inside_a_folder_postgres_cannot_enter_stops_with_one_
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"cannot enter {private} (mode 0700)" in lines[0] and f"chmod o+x {private}" in lines[0], lines[0]
+
+
+def test_a_log_line_never_holds_a_line_break_or_direction_mark_from_what_it_logs(tmp_path):
+    """Whatever a record carries into a log message (a docId, a path, a reason), it stays on its own line and in
+    its order: every command installs the record factory first (``cli.main``)."""
+    import subprocess
+    import sys
+
+    script = ("import contextlib, io, logging, sys\n"
+              "from citestream.cli import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+              "    main(['--help'])\n"
+              "logging.basicConfig(stream=sys.stdout, level=logging.INFO, format='%(levelname)s %(message)s')\n"
+              "logging.getLogger('citestream.ingest').warning('ingest %s: %s', sys.argv[1], 'authority unknown')\n")
+    hostile = "doc\r\nERROR forged line\u202egnp.exe\u2028more"
+    out = subprocess.run([sys.executable, "-c", script, hostile], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["WARNING ingest doc\\x0d\\x0aERROR forged line\\u202egnp.exe\\u2028more: "
+                                "authority unknown"]

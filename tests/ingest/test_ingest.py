@@ -373,3 +373,67 @@ def test_a_document_stored_before_origins_were_kept_is_claimed_without_being_bui
     again = ingest_request(_request(paths=[str(path)]), store, embedder, roots=[root])
     assert again.outputs.documents[0].changed is False and store.index_version() == version
     assert _document(store.engine, path.stem)["origin"] == "root:legacy-root"
+
+
+def test_uploads_expire_with_their_documents_and_the_index_moves_on(tmp_path, store, embedder):
+    """``CITESTREAM_UPLOAD_KEEP_DAYS``: an upload's document ingested longer ago goes with its chunks and its file,
+    the index version moves (the worker's in-memory index drops it), an old file no document names goes, and
+    a recent upload, a root's document and a fresh temporary file stay."""
+    import os
+    import time
+
+    from citestream.ingest.expiry import expire_uploads
+    from citestream.ingest.pipeline import from_pdf, ingest_document
+
+    uploads = tmp_path / "uploads"
+    for folder in ("aa", "bb", "cc"):
+        (uploads / folder).mkdir(parents=True)
+    old_pdf = write_guidance_pdf(uploads / "aa" / f"{_unique('Old')}.pdf", [PageSpec("I. SCOPE", prose("labels", 4))])
+    new_pdf = write_guidance_pdf(uploads / "bb" / f"{_unique('New')}.pdf", [PageSpec("I. SCOPE", prose("vials", 4))])
+    orphan = write_guidance_pdf(uploads / "cc" / "replaced.pdf", [PageSpec("I. SCOPE", prose("caps", 2))])
+    root_pdf = write_guidance_pdf(tmp_path / f"{_unique('Root')}.pdf", [PageSpec("I. SCOPE", prose("seals", 4))])
+    ids = {}
+    for name, path, origin in (("old", old_pdf, "upload"), ("new", new_pdf, "upload"), ("root", root_pdf, "cli")):
+        document = from_pdf(path, roots=[tmp_path, uploads])
+        document.doc_id, document.origin = f"upload:{path.stem}" if origin == "upload" else path.stem, origin
+        ids[name] = ingest_document(document, store, embedder).doc_id
+    with store.engine.begin() as conn:  # the old upload and the root's document were ingested 40 days ago
+        conn.execute(text("UPDATE documents SET ingested_at = now() - interval '40 days' WHERE doc_id = ANY(:d)"),
+                     {"d": [ids["old"], ids["root"]]})
+    forty_days_ago = time.time() - 40 * 86_400
+    os.utime(orphan, (forty_days_ago, forty_days_ago))
+    stale = uploads / ".incoming-x"
+    stale.write_bytes(b"%PDF-")
+    version = store.index_version()
+
+    assert expire_uploads(store, uploads, keep_days=30) >= 1
+    assert _document(store.engine, ids["old"]) is None and not store.chunk_ids(ids["old"])
+    assert not old_pdf.exists() and not orphan.exists() and not (uploads / "aa").exists()
+    assert _document(store.engine, ids["new"]) is not None and new_pdf.exists()
+    assert _document(store.engine, ids["root"]) is not None and root_pdf.exists()  # only uploads expire
+    assert stale.exists()  # a page may be writing it now
+    assert store.index_version() != version
+
+
+@pytest.mark.parametrize("doc_id", ["upload:Q9_Guideline", "Q9_Guideline.pdf", "Q9_Guideline.PDF", "a\r\nb",
+                                    "a\u202eb", "a b", "-leading-dash", "../x", "x\u0000"])
+def test_an_inline_docid_is_a_plain_name_never_an_uploads_a_files_or_a_log_line(doc_id):
+    with pytest.raises(ValueError):
+        _request(documents=[_doc(doc_id, "Retained samples are kept a year.")])
+
+
+def test_an_inline_document_holds_a_files_id_only_until_the_file_comes(tmp_path, store, embedder):
+    """Issue 48: a publisher took a corpus file's name first (or ``upload:<name>``), and the file's later ingest
+    failed for good. Now the file's ingest replaces the inline text, and the inline text cannot take it back."""
+    name = _unique("Squatted_Name")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    squat = ingest_request(_request(documents=[_doc(name, "Filters need no integrity test.")]), store, embedder)
+    assert squat.outputs.docIds == [name] and squat.outputs.documents[0].origin == "inline"
+    real = write_guidance_pdf(corpus / f"{name}.pdf", [PageSpec("I. SCOPE", prose("sterile filtration", 12))])
+    filed = ingest_request(_request(paths=[str(real)]), store, embedder, roots=[corpus])
+    assert filed.outputs.errors == [] and filed.outputs.docIds == [name]
+    assert _document(store.engine, name)["origin"] == "root:corpus"
+    assert all("integrity test" not in r["text"] for r in _rows(store.engine, name))
+    again = ingest_request(_request(documents=[_doc(name, "Filters need no integrity test.")]), store, embedder)
+    assert again.outputs.ingestedCount == 0 and "only that origin replaces it" in again.outputs.errors[0].reason

@@ -143,3 +143,72 @@ def test_ledger_cli_anchor_then_verify_reports_a_rewrite(anchored, tmp_path):
                         "WHERE id = (SELECT min(id) FROM audit_ledger)", ()))
     broken = cli("verify")
     assert broken.returncode == 1 and "BROKEN" in broken.stdout and "REWRITTEN" in broken.stdout
+
+
+def _lines(anchors) -> list[str]:
+    return anchors.path.read_text().splitlines()
+
+
+def test_checkpoints_are_chained_so_a_line_removed_or_moved_breaks_the_next(anchored):
+    url, ledger, anchors, first, _ = anchored
+    name = ledger_name(url)
+    ledger.append(LedgerEntry(f"anchor-more-{uuid.uuid4().hex[:6]}", "generate", "ab" * 32, "extractive", "p",
+                              "idx-1", datetime(2026, 1, 1, 13, tzinfo=UTC), {"n": 9}))
+    second = write_checkpoint(ledger, anchors, name)
+    assert (first.seq, second.seq, second.prev) == (1, 2, first.mac)
+    assert _verify(url, ledger, anchors) == (ledger.verify([first, second]), 0)
+    lines = _lines(anchors)
+    anchors.path.write_text(lines[1] + "\n")  # the first line removed: the second's link to it fails
+    assert anchors.read(name)[1] == 1
+    anchors.path.write_text("\n".join(reversed(lines)) + "\n")  # moved
+    assert anchors.read(name)[1] >= 1
+
+
+def test_a_line_that_is_no_checkpoint_is_counted_never_a_crash_and_checkpoints_go_on(anchored):
+    """Issue 48: a non-ASCII ``mac`` crashed ``ledger verify`` (hmac.compare_digest) and, raised in the worker's
+    thread at every read, silently stopped its checkpoints."""
+    url, ledger, anchors, first, _ = anchored
+    name = ledger_name(url)
+    import json
+
+    with open(anchors.path, "a", encoding="utf-8") as out:
+        for bad in ({**json.loads(_lines(anchors)[0]), "mac": "é" * 64}, {"ledger": name, "row_id": "1"},
+                    [1, 2], {**json.loads(_lines(anchors)[0]), "count": True}):
+            out.write(json.dumps(bad, ensure_ascii=False) + "\n")
+        out.write("{not json\n")
+    good, bad = anchors.read(name)
+    assert good == [first] and bad == 5
+    ledger.append(LedgerEntry(f"anchor-after-{uuid.uuid4().hex[:6]}", "generate", "cd" * 32, "extractive", "p",
+                              "idx-1", datetime(2026, 1, 1, 14, tzinfo=UTC), {"n": 10}))
+    assert write_checkpoint(ledger, anchors, name).seq == 2  # the worker's next checkpoint is written
+
+
+def test_a_worker_that_finds_its_checkpoints_gone_chains_on_from_its_own_so_the_gap_shows(anchored):
+    url, ledger, anchors, first, _ = anchored
+    name = ledger_name(url)
+    anchors.path.write_text("")  # emptied while the worker runs
+    ledger.append(LedgerEntry(f"anchor-gap-{uuid.uuid4().hex[:6]}", "generate", "ef" * 32, "extractive", "p",
+                              "idx-1", datetime(2026, 1, 1, 15, tzinfo=UTC), {"n": 11}))
+    again = write_checkpoint(ledger, anchors, name, after=first)
+    assert (again.seq, again.prev) == (2, first.mac)
+    assert anchors.read(name) == ([again], 1)  # its link to checkpoint 1, which the file lost, is the break
+
+
+def test_verify_refuses_an_emptied_or_cut_checkpoint_file_when_old_rows_are_uncovered(anchored, tmp_path):
+    url, _ledger, anchors, _, key_file = anchored
+    env = {**os.environ, "CITESTREAM_DATABASE_URL": url, "CITESTREAM_LEDGER_KEY_FILE": str(key_file),
+           "CITESTREAM_LEDGER_ANCHOR_FILE": str(anchors.path)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "citestream", "ledger", *args], capture_output=True, text=True,
+                              env=env, cwd=PROJECT_ROOT, timeout=120)
+
+    assert cli("verify").returncode == 0
+    anchors.path.write_text("")  # emptied: the rows (written in January) are no longer covered
+    emptied = cli("verify")
+    assert emptied.returncode == 1 and "no signed checkpoint covers them" in emptied.stdout, emptied.stdout
+    assert "5 rows" in emptied.stdout
+    assert cli("verify", "--allow-missing-anchors").returncode == 0  # the operator's choice: the chain alone
+    os.chmod(key_file, 0o644)
+    loose = cli("verify")
+    assert loose.returncode == 1 and "is refused" in loose.stdout and "mode 0644" in loose.stdout

@@ -88,3 +88,45 @@ def test_in_process_a_forged_relevant_record_is_refused_like_on_the_stream(setti
     assert refused.value.code == "PROVENANCE_MISMATCH"
     answer = run_steps(deps.sealer.seal(relevant), rest, deps)  # what a worker wrote itself passes the check
     assert answer.mac and deps.sealer.problem(answer) is None
+
+
+@pytest.mark.e2e
+def test_ask_and_eval_take_only_an_answer_a_worker_sealed(worker, settings):
+    """Issue 48: ``citestream ask`` and ``eval`` took the first ``answers`` record of a key. Here a local publisher
+    answers first — unsealed, a real sealed answer moved under this id, and one sealed with another key — while
+    the worker is held still; the client passes over all three and returns the worker's own answer."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from citestream.models import ValidatedAnswer
+    from citestream.ops.client import ReplyReader, publish_and_collect
+
+    seed = QuestionEvent(request_id=new_request_id("seed"), question=GOOD_QUESTION)
+    real = asyncio.run(publish_and_collect([seed], timeout_s=180))[0][seed.request_id].model_dump(mode="json")
+    asked = QuestionEvent(request_id=new_request_id("asked"), question=GOOD_QUESTION)
+    rid = asked.request_id
+    forged = [json.dumps({**real, "request_id": rid, "answer_text": MADE_UP, "mac": None}).encode(),
+              json.dumps({**real, "request_id": rid}).encode(),
+              RecordSealer(secrets.token_bytes(32)).payload(ValidatedAnswer.model_validate(
+                  {**real, "request_id": rid, "answer_text": MADE_UP}))]
+    reader, got = ReplyReader(settings, "answers"), {}
+    before = sum(asyncio.run(end_offsets(settings, "questions")).values())
+    os.kill(worker.proc.pid, signal.SIGSTOP)  # the worker cannot answer before the forgeries are on the topic
+    try:
+        client = threading.Thread(target=lambda: got.update(asyncio.run(publish_and_collect(
+            [asked], timeout_s=180, reader=reader))[0]))
+        client.start()
+        deadline = time.monotonic() + 30
+        while sum(asyncio.run(end_offsets(settings, "questions")).values()) == before:  # sent: the client reads
+            assert time.monotonic() < deadline, "the client never sent the question"
+            time.sleep(0.1)
+        asyncio.run(_send_raw(settings, "answers", [(rid.encode(), value) for value in forged]))
+    finally:
+        os.kill(worker.proc.pid, signal.SIGCONT)
+    client.join(200)
+    answer = got[rid]
+    assert answer.answer_text != MADE_UP and answer.validation_status == "PASSED"
+    assert reader.refused == 3
+    _assert_alive_and_quiet(worker, settings)

@@ -249,6 +249,51 @@ def test_ingest_path_probes_are_refused_alike_and_devices_and_fifos_never_read(w
     _assert_alive_and_quiet(worker, settings)
 
 
+def test_records_made_to_stall_a_pattern_end_in_seconds(worker, settings):
+    """Issue 48's quadratic patterns, through a worker: a compliance document at its caps whose every string is
+    "would it ..." (CHALLENGE took 10 s for 64k characters of it, and a 500 kB string about 10 minutes), one string
+    of 500 kB (over its cap: a dead letter), and claims of 4,000 characters of "1.1.1..." (the identifier pattern:
+    0.2 s each). Each has its fate within a minute, and the worker then answers a question."""
+    constraints = [{"id": f"c{i}", "kind": "must", "text": f"The app must work offline on device {i}"}
+                   for i in range(200)]
+    at_caps = {"request_id": new_request_id("challenge"), "constraints": constraints,
+               "document": {"unknowns": [("would it " * 444)[:3999] + "?"] * 100}}
+    too_long = {"request_id": new_request_id("challenge-long"), "constraints": constraints[:1],
+                "document": {"summary": "would it " * 55_000}}
+    since = asyncio.run(end_offsets(settings, "qa.deadletter"))
+    started = time.monotonic()
+    asyncio.run(_send_raw(settings, "compliance.requests", [(r["request_id"].encode(), json.dumps(r).encode())
+                                                             for r in (too_long, at_caps)]))
+    claims = ClaimVerifyRequest(request_id=new_request_id("ident"), claims=[
+        {"id": f"k{i}", "text": ("1." * 2000)[:3999]} for i in range(20)], grounding={"chunks": [
+            {"chunk_id": "x-chunk-0", "doc_id": "x", "text": "1." * 9000, "score": 0.5}]})
+    verdicts, _ = asyncio.run(publish_and_collect([claims], source="claims.verify", reply="claims.verdicts",
+                                                  timeout_s=120))
+    assert verdicts[claims.request_id].status in ("ok", "error")
+    letters = _wait_for_letters(since, settings, lambda got: any(
+        letter["request_id"] == too_long["request_id"] for letter in got))
+    letter = next(letter for letter in letters if letter["request_id"] == too_long["request_id"])
+    assert letter["reason_code"] == "SCHEMA_VIOLATION" and "document" in letter["reason"]
+    report = asyncio.run(_wait_for_key(settings, "compliance.reports", at_caps["request_id"], since_s=120))
+    elapsed = time.monotonic() - started
+    print(f"hostile compliance and claims records answered in {elapsed:.1f} s")
+    assert report is not None and elapsed < 120
+    assert report["report"]["coverage"]["expected_count"] == 200
+    print(f"the evaluator's own time for 100 strings of 4,000 characters: {report['report']['meta']['latency_ms']} ms")
+    _assert_alive_and_quiet(worker, settings)
+
+
+async def _wait_for_key(settings, topic: str, request_id: str, since_s: float):
+    """The first record keyed ``request_id`` on ``topic`` (read from the start), or None within ``since_s``."""
+    deadline = time.monotonic() + since_s
+    while time.monotonic() < deadline:
+        for m in await read_topic(topic, settings=settings):
+            if m.key == request_id.encode():
+                return json.loads(m.value)
+        await asyncio.sleep(2)
+    return None
+
+
 def _peak_memory_mb(pid: int) -> float:
     """The process's peak resident memory so far (VmHWM)."""
     status = Path(f"/proc/{pid}/status").read_text()

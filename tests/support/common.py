@@ -53,12 +53,13 @@ def own_topics_worker(settings, name: str, log_path, env: dict[str, str]):
         worker.stop()
 
 
-def as_app_role(url: str) -> str:
-    """The same database as the application role, with the app role's own passfile (never the owner's)."""
+def as_app_role(url: str, role: str = "citestream_app") -> str:
+    """The same database as the application role (or ``role``), with that role's own passfile (never the
+    owner's)."""
     from urllib.parse import urlparse, urlunparse
 
     from citestream.config import get_settings
 
     parts = urlparse(url)
-    return get_settings().resolve_dsn(urlunparse(parts._replace(
-        netloc=f"citestream_app@{parts.hostname}:{parts.port}", query="")))
+    return get_settings().resolve_dsn(urlunparse(parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port}",
+                                                                query="")))

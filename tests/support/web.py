@@ -25,6 +25,12 @@ from tests.support.reliability import free_port
 
 UPLOAD_MAX_MB = 1
 MAX_STREAMS = 6  # event streams the stack's page serves at once: small, so the cap is reached in a test
+ONE_VISITOR = {"CITESTREAM_UI_REQUESTS_PER_MINUTE": "100000", "CITESTREAM_UI_WRITES_PER_MINUTE": "100000",
+               "CITESTREAM_UI_UPLOAD_MB_PER_DAY": "100000", "CITESTREAM_UI_MAX_STREAMS_PER_CLIENT": str(MAX_STREAMS),
+               "CITESTREAM_UI_TIMELINE_READS_PER_CLIENT_PER_MINUTE": "100000", "CITESTREAM_UI_PDF_JOBS_PER_CLIENT": "8",
+               "CITESTREAM_UI_WRITES_PER_MINUTE_TOTAL": "100000", "CITESTREAM_UI_UPLOADS_PER_MINUTE_TOTAL": "100000"}
+"""Every test of the stack's page is one visitor (127.0.0.1): its budgets are the page's own here
+(tests/web/test_web_budgets.py holds each visitor to its own on a second page)."""
 
 
 @dataclass
@@ -110,7 +116,7 @@ def web_stack(settings, database, topics, embedder, smoke_dataset, tmp_path_fact
             web_env = {**env, "CITESTREAM_TOPIC_PREFIX": stack_settings.topic_prefix,
                        "CITESTREAM_APP_ID": f"citestream-{stack_settings.topic_prefix.strip('.').replace('.', '-')}",
                        "CITESTREAM_UI_UPLOAD_MAX_MB": str(UPLOAD_MAX_MB),
-                       "CITESTREAM_UI_MAX_STREAMS": str(MAX_STREAMS)}
+                       "CITESTREAM_UI_MAX_STREAMS": str(MAX_STREAMS), **ONE_VISITOR}
             web = WebProcess(logs / "web.log", free_port(28180), web_env)
             try:
                 web.wait_ready()

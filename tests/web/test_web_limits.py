@@ -131,10 +131,10 @@ def test_a_forged_answer_is_never_shown_and_the_timeline_marks_it(http, web_stac
 
 
 @pytest.mark.e2e
-def test_a_page_that_cannot_read_the_key_shows_nothing_and_says_why(web_stack, tmp_path):
-    missing = tmp_path / "no-such-dir" / "records.key"
+def test_a_page_that_cannot_read_the_key_shows_nothing_and_says_why_but_not_where(web_stack, tmp_path):
+    missing = tmp_path / "no-such-dir" / "records.pub"
     web = WebProcess(tmp_path / "web.log", free_port(28380),
-                     {**web_stack.env, "CITESTREAM_RECORD_KEY_FILE": str(missing),
+                     {**web_stack.env, "CITESTREAM_RECORD_PUBLIC_KEY_FILE": str(missing),
                       "CITESTREAM_UI_GROUP": f"keyless-{uuid.uuid4().hex[:6]}"})
     try:
         web.wait_ready()
@@ -144,7 +144,8 @@ def test_a_page_that_cannot_read_the_key_shows_nothing_and_says_why(web_stack, t
         while (health := httpx.get(f"{web.url}/healthz", timeout=10).json())["trust"]["hidden"]["answers"] < 1:
             assert time.monotonic() < deadline, "the page never read the answer"
             time.sleep(0.5)
-        assert health["trust"]["verifying"] is False and str(missing) in health["trust"]["why_not"]
+        assert health["trust"]["verifying"] is False and "no record key" in health["trust"]["why_not"]
+        assert str(tmp_path) not in json.dumps(health), "/healthz is public: it never says where the key is"
         assert health["trust"]["hidden"]["answers"] >= 1
         assert httpx.get(f"{web.url}/api/answers/{question.request_id}", timeout=10).status_code == 404
     finally:

@@ -32,7 +32,9 @@ MIN_PROSE_WORDS = 25  # a line-numbered page with this much text is a fact with 
 KEY_WORDS = 40
 DISCLAIMER_SHARE = 0.75
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}|(?:…\s?){2,}")
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
+# An address read from the start of its run of characters only (from each word in it, a run of "1.1.1..." was
+# read to its end once per word).
+_EMAIL = re.compile(r"(?<![\w.+-])[.+-]*\w[\w.+-]*@[\w-]+\.[\w.]+\b")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
 _PHONE = re.compile(r"\b\d{3}[-. ]\d{3}[-. ]\d{4}\b")
 

@@ -276,7 +276,7 @@ def check_row(sentence: str, evidence: SelectedEvidence, bundle: AnswerBundle) -
 
 def _without_markers(text: str) -> str:
     plain = " ".join(CITATION.sub(" ", text).split())
-    return re.sub(r"\s+([.,;:!?])", r"\1", plain)
+    return re.sub(r" ([.,;:!?])", r"\1", plain)  # one space at most: ``plain``'s spaces are single
 
 
 def _check_wording(plain: str, bundle: AnswerBundle, evidence: SelectedEvidence) -> None:

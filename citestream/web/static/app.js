@@ -584,7 +584,7 @@
       const li = h('li', { class: 'step' });
       const last = rec.trace.length ? rec.trace[rec.trace.length - 1] : null;
       li.append(h('p', {}, h('span', { class: 'badge topic', text: rec.topic }), ' ',
-        rec.authentic === true ? h('span', { class: 'badge ok', text: 'MAC ok' }) : null,
+        rec.authentic === true ? h('span', { class: 'badge ok', text: 'sealed by a worker' }) : null,
         rec.authentic === false ? h('span', { class: 'badge bad', text: 'NOT WRITTEN BY A WORKER' }) : null, ' ',
         h('time', { text: fmtTime(rec.timestamp_ms) }),
         h('span', { class: 'meta', text: ` · partition ${rec.partition}, offset ${rec.offset}` }),

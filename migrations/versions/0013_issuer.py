@@ -5,15 +5,15 @@ regulator without a scope of its own (the MHRA, WHO, PIC/S, ...) is searched by 
 Rows from before this revision: the issuer of a scoped authority is that authority ('FDA', 'EMA', 'ICH', 'SOPS');
 MIXED rows stay unknown until their next ingest reads them.
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 

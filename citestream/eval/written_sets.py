@@ -1,0 +1,58 @@
+"""The unseen-documents sets: the written questions of the dev and test documents of training-data/written (split
+by document, never trained on) as golden items, asked against the corpus with those documents ingested beside it.
+
+An answerable item expects a citation on a page of one of its answering units and the writer's answer phrase in
+the answer; an unanswerable one expects the refusal. Made by ``python -m citestream.eval.written_sets`` into
+tests/golden/qa_docs_{dev,test}.jsonl; a test checks the committed files are what the written data makes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import json
+
+from ..training.written import DATA_DIR, load_claims, load_questions, load_split
+from .sets import GOLDEN_DIR, GoldenItem, PageRef
+
+CATEGORY = {"near_miss_value": "near_miss", "near_miss_actor": "near_miss", "near_miss_condition": "near_miss",
+            "false_premise": "false_premise", "other_authority": "wrong_authority"}
+PERTURBATION = {"reworded": "paraphrase", "typo": "typos", "acronym": "acronym_expansion",
+                "background": "verbose_preamble", "scenario": "verbose_preamble"}
+
+
+def written_items(part: str, folder: Path = DATA_DIR) -> list[GoldenItem]:
+    documents = {doc for doc, p in load_split(folder).items() if p == part}
+    items = []
+    for q in load_questions(folder):
+        if q.doc not in documents:
+            continue
+        items.append(GoldenItem(
+            id=q.id, question=q.question, answerable=q.answerable, scope="MIXED",
+            category="fact" if q.answerable else CATEGORY[q.kind or ""],
+            expected=[PageRef(pdf=q.doc, page=p) for p in q.answer_pages] if q.answerable else [],
+            must_contain_any=[q.answer_phrase] if q.answerable else [],
+            kind="direct" if q.style == "direct" else "reworded", perturbation=PERTURBATION.get(q.style),
+            style=q.style))
+    return sorted(items, key=lambda i: i.id)
+
+
+def written_claims(part: str, folder: Path = DATA_DIR) -> list[dict]:
+    """The claims about units of the ``part`` documents, in the claims sets' form (``eval.claims``)."""
+    documents = {doc for doc, p in load_split(folder).items() if p == part}
+    return [{"id": c.id, "claim": c.claim, "label": c.label, "construction": c.kind, "pdf": c.doc, "page": c.page,
+             "source_text": c.unit_text} for c in sorted(load_claims(folder), key=lambda c: c.id) if c.doc in documents]
+
+
+def write(part: str, out_dir: Path = GOLDEN_DIR) -> list[Path]:
+    questions, claims = out_dir / f"qa_docs_{part}.jsonl", out_dir / f"claims_docs_{part}.jsonl"
+    questions.write_text("".join(item.model_dump_json(exclude_none=True, exclude_defaults=True) + "\n"
+                                 for item in written_items(part)))
+    claims.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in written_claims(part)))
+    return [questions, claims]
+
+
+if __name__ == "__main__":
+    for part in sys.argv[1:] or ("dev", "test"):
+        print(*write(part))

