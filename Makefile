@@ -12,7 +12,8 @@ export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
 .PHONY: install chromium up down status migrate demo test lint bench eval schemas clean local-llm model mpnet model-mpnet lock
 
-install: $(VENV)/.installed chromium
+# Only what the demo and the CLI need; `make test` adds the browser its browser tests drive.
+install: $(VENV)/.installed
 
 # Every file checked against the hashes `make lock` pinned: pip itself first; torch's CPU wheel without its
 # dependencies (otherwise pip pulls several GB of CUDA packages), which come with the rest of requirements.lock;
@@ -31,7 +32,8 @@ $(VENV)/.installed: pyproject.toml requirements.lock requirements-nodeps.lock re
 lock:
 	@bash scripts/lock.sh
 
-# Headless Chromium for the browser tests, from Debian's packages when missing (Playwright's download needs the internet).
+# Headless Chromium for the browser tests, from Debian's packages when missing (Playwright's download needs the internet):
+# `make test` only; `make demo` never installs a browser.
 chromium:
 	@bash scripts/chromium.sh
 
@@ -54,7 +56,7 @@ schemas: install
 demo: install
 	@bash scripts/demo.sh
 
-test: install
+test: install chromium
 	@bash scripts/test.sh
 
 # ruff, vulture and import-linter (docs/layering.md); make test runs it first and stops when it fails.
@@ -110,5 +112,7 @@ model-mpnet: mpnet
 	nice -n 15 $(CLI) model embedder --base $(CITESTREAM_STATE_DIR)/models/all-mpnet-base-v2 --chunk 16 \
 		--out $(MPNET_OUT)
 
+# Postgres' files may live outside $(STATE) (a clone its user cannot enter: docs/infrastructure.md); they go too.
 clean: down
+	@if [ -L $(STATE)/pg ]; then rm -rf "$$(readlink -f $(STATE)/pg)"; fi
 	rm -rf $(STATE) $(VENV) .pytest_cache

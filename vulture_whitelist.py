@@ -18,7 +18,7 @@ retrieval_top_k, selection_policy, evidence_block_sha256, assembly_metrics, allo
 _.evidence_for                                                             # models/assembly.py, used by tests
 elapsed_ms, schema_version                                                 # models/common.py
 llm_rows_rejected                                                          # models/filtering.py
-chunkCount, authoritySource, ingestedCount, chunkIds, docIds, outputs  # models/ingest.py, models/verdicts.py
+chunkCount, authoritySource, issuerEvidence, ingestedCount, chunkIds, docIds, outputs  # models/ingest.py, models/verdicts.py
 original_length, original_sha256, original_truncated, answerable_count, fallback_count  # models/ops.py
 asked_at                                                                   # models/question.py
 rerank_k, expansions, fused_candidates, scope_inferred, retrieval_trace    # models/retrieval.py
@@ -73,3 +73,4 @@ topic_configs           # topics/__init__.py: read by tests/streams/test_topics.
 _.max_seq_length  # training/embedder.py, sentence-transformers reads it: the training length of the relevance embedder
 threshold_ceiling       # training/train.py: read by scripts/relevance_ranking.py
 KINDS                   # core/slots.py: tests/test_slots.py checks the record model's AskedSlot against it
+_.intra_op_num_threads, _.inter_op_num_threads  # relevance/onnx_runtime.py: read by onnxruntime's SessionOptions

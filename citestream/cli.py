@@ -64,6 +64,26 @@ def cmd_schemas(args) -> int:
     return 0
 
 
+def issuer_line(f) -> str:
+    """What ingest decided of a file's issuer, and from what: "issuer WHO (first page: 'World Health Organization'),
+    scope MIXED"."""
+    issuer = f.issuer or "unknown"
+    where = {"given": "the command line", "manifest": "manifest.json", "request": "the request",
+             "uploader": "the uploader", "unknown": "nothing names one"}.get(f.authority_source,
+                                                                     f.authority_source.replace("-", " "))
+    said = f": {f.evidence!r}" if f.evidence else ""
+    return f"issuer {issuer} ({where}{said}), scope {f.authority}"
+
+
+def _issuer_name(value: str) -> str:
+    from .core.regulators import canonical
+
+    found = canonical(value)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"{value!r} is no issuer of citestream.core.regulators")
+    return found
+
+
 def cmd_ingest(args) -> int:
     """Ingest PDFs with a progress bar (documents, pages, chunks) and a summary; ``--dry-run`` changes nothing."""
     from tqdm import tqdm
@@ -88,15 +108,20 @@ def cmd_ingest(args) -> int:
         seen["chunks"] += f.chunks
         bar.set_postfix(pages=seen["pages"], chunks=seen["chunks"], refresh=False)
         bar.update(1)
-        detail = (f"ERROR {f.error}" if f.error
-                  else f"{f.pages} pages, {f.chunks} chunks, {f.authority} ({f.authority_source})")
-        bar.write(f"{f.state:>9}  {f.path.name}: {detail}", file=sys.stdout)
+        detail = f"ERROR {f.error}" if f.error else f"{f.pages} pages, {f.chunks} chunks, {issuer_line(f)}"
+        bar.write(f"{f.state:>10}  {f.path.name}: {detail}", file=sys.stdout)
+        for warning in f.warnings:
+            bar.write(f"{'':>10}  {f.path.name}: {warning}", file=sys.stdout)
 
     summary = ingest_paths(args.paths, store, embedder, args.authority, dry_run=args.dry_run, on_file=on_file,
-                           max_bytes=int(get_settings().ingest_max_pdf_mb * 1024 * 1024))
+                           max_bytes=int(get_settings().ingest_max_pdf_mb * 1024 * 1024), issuer=args.issuer,
+                           use_manifest=not args.no_manifest)
     bar.close()
-    for f in summary.unknown_authority:
-        print(f"authority unknown for {f.path.name}: stored as MIXED (add it to manifest.json or pass --authority)")
+    read = [f for f in summary.files if f.state != "error" and f.authority_source not in ("given", "manifest")]
+    if read:
+        print(f"{len(read)} issuer(s) read from the documents; to correct one, name it in manifest.json beside the "
+              'PDF, e.g. [{"file": "' + read[0].path.name + '", "issuer": "WHO"}] (any name of '
+              "citestream.core.regulators), or pass --issuer for every file")
     if args.dry_run:
         print(f"dry run: documents {len(summary.files)} (new {summary.count('new')}, "
               f"changed {summary.count('changed')}, "
@@ -314,7 +339,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ingest", help="ingest PDFs (files or folders)")
     p.add_argument("paths", nargs="+")
     p.add_argument("--authority", choices=["FDA", "EMA", "ICH", "SOPS", "MIXED"],
-                   help="for every file (default: manifest.json beside the PDFs, then the rule table)")
+                   help="scope of every file (default: manifest.json beside the PDFs, then the issuer read from each)")
+    p.add_argument("--issuer", type=_issuer_name, metavar="NAME",
+                   help="issuer of every file, a name of the gazetteer (FDA, EMA, 'European Commission', ICH, MHRA, "
+                        "WHO, PIC/S, 'Health Canada', TGA, PMDA, Swissmedic, ...); its scope follows")
+    p.add_argument("--no-manifest", action="store_true",
+                   help="ignore manifest.json: read every issuer from the documents (their first pages, metadata, "
+                        "file names)")
     p.add_argument("--dry-run", action="store_true", help="parse and plan; print what would change, write nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_ingest)

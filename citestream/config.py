@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = 64
-    policy_version: str = "qa-v2.7+R2_POLICY_V1"
+    policy_version: str = "qa-v2.8+R2_POLICY_V1"
     reranker_model: str = Field(
         "", description="Relevance model: a folder or hub name of a cross-encoder; empty = the one shipped")
     relevance_embedding_weight: float = Field(

@@ -170,6 +170,24 @@ def clauses(text: str, authority: str = "") -> tuple[Clause, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=8192)
+def subject_qualifiers(text: str) -> frozenset[str]:
+    """Lemmas of the words that restrict what a clause's subject is: its adjectives and the nouns compounded with it,
+    theirs too ("the pilot scale process" → pilot, scale). "The commercial scale process" is another subject."""
+    out: set[str] = set()
+
+    def qualify(token: Any) -> None:
+        for child in token.children:
+            if child.dep_ in ("amod", "compound") and child.pos_ in ("ADJ", "NOUN", "PROPN"):
+                out.add(child.lemma_.lower())
+                qualify(child)
+
+    for token in _pipeline()(text):
+        if token.dep_ in ("nsubj", "nsubjpass"):
+            qualify(token)
+    return frozenset(out)
+
+
 def agent_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, head lemma) of each doer's noun phrase in ``text`` — its determiners and compounds with it — for
     building claims whose actor is swapped (the relevance model's training data)."""

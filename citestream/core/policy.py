@@ -110,7 +110,10 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
-    version: str = "qa-v2.7+R2_POLICY_V1"
+    # qa-v2.8: a question that names a regulator is answered from that regulator's documents whenever any are
+    # indexed, whatever its scope field says (one without a contract scope by its documents' issuer;
+    # qa/retrieve/scope.py)
+    version: str = "qa-v2.8+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

@@ -15,7 +15,8 @@ _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
 _SENTENCE_END = re.compile(
     r"(?:(?<=[.!?;])|(?<=[.!?][\u201d\"])|(?<=[a-z)][.!?]\d)|(?<=[a-z)][.!?]\d\d)|(?<=[.!?][\u201d\"]\d)"
     r"|(?<=[.!?][\u201d\"]\d\d))\s+(?=[\"'\u201c(\[]?[A-Z0-9])")
-_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "U.S.", "No.", "Sec.", "approx.", "vs.", "Fig.", "et al.")
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "U.S.C.", "U.S.", "No.", "Sec.", "approx.", "vs.", "Fig.", "et al.", "Rev.",
+                  "Vol.")
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -82,7 +83,7 @@ def split_sentences(text: str) -> list[str]:
 
 _BULLET = re.compile(r"[•●▪◦]")  # the pieces are stripped: spaces around it went with \s*...\s*, read again and again
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
-_LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])")
+_LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])(?!(?:CFR|FR|U\.S\.C)\b)")  # "21 CFR" is a citation
 # A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").
 _TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$")  # noqa: E501
 _ONLY_MARKER = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)])$")
@@ -108,10 +109,12 @@ MIN_UNIT_WORDS = 5
 @lru_cache(maxsize=16384)
 def quotable(unit: str) -> bool:
     """A unit that can stand as an answer sentence: 5 to ``MAX_UNIT_WORDS`` words, not a label (a heading, a
-    table-of-contents line, a list of section numbers: ``is_label``) and not an instruction aimed at a model (a
-    prompt injection inside a document). Remembered per unit: retrieval and the backend ask about the same units."""
+    table-of-contents line, a list of section numbers: ``is_label``), not a bare citation (``is_reference``) and not
+    an instruction aimed at a model (a prompt injection inside a document). Remembered per unit: retrieval and the
+    backend ask about the same units."""
     n = len(words(unit))
-    return MIN_UNIT_WORDS <= n <= MAX_UNIT_WORDS and not is_label(unit) and not is_injection(unit)
+    return (MIN_UNIT_WORDS <= n <= MAX_UNIT_WORDS and not is_label(unit) and not is_reference(unit)
+            and not is_injection(unit))
 
 
 @dataclass(frozen=True)
@@ -133,15 +136,17 @@ class Unit:
 @lru_cache(maxsize=8192)
 def read_units(passage: str) -> tuple[Unit, ...]:
     """The passage's quotable units. A heading glued to the sentence under it (``heading_end``) is not quoted: it is
-    the sentence's subject. A unit that refers to a subject said before (``subject``) is also read after it: on the
-    qa-v2 dev split the subject's reading alone lowered how often the answering sentence ranked first (45 → 42 of
-    81), the better of the two did not (45) (docs/relevance.md, "A sentence read with its subject"). Remembered
-    per passage."""
+    the sentence's subject. Nor is a cross-reference glued before a sentence (``reference_end``). A unit that refers
+    to a subject said before (``subject``) is also read after it: on the qa-v2 dev split the subject's reading alone
+    lowered how often the answering sentence ranked first (45 → 42 of 81), the better of the two did not (45)
+    (docs/relevance.md, "A sentence read with its subject"). Remembered per passage."""
     units = sentence_units(passage)
     out = []
     for i, unit in enumerate(units):
-        cut = heading_end(unit)
-        quote = unit[cut:] if cut else unit
+        cut, reference = heading_end(unit), 0
+        if not cut:
+            reference = reference_end(unit)
+        quote = unit[cut or reference:].strip()
         if quotable(quote):
             about = unit[:cut].strip() if cut else subject(units, i)
             out.append(Unit(i, quote, (quote, f"{about}: {quote}") if about else (quote,)))
@@ -221,17 +226,63 @@ def heading_end(unit: str) -> int:
     """Where a heading glued to the sentence after it ends (the PDF's heading line and the paragraph under it become
     one line of text): the offset of the sentence, or 0 when the unit opens with none. A heading is a run of
     capitalised words (small words, section numbers and figures allowed) followed by a capitalised function word
-    that opens a sentence: "Performance Goals for MCRMs If an MCRM is requested ..." → "If an MCRM ..."."""
+    that opens a sentence: "Performance Goals for MCRMs If an MCRM is requested ..." → "If an MCRM ...", or a heading
+    set in capitals, one word will do: "INTRODUCTION This guidance ..." → "This guidance ..."."""
     tokens = unit.split(" ")
     capitals = 0
+    shouted = 0  # words of 4+ letters set in capitals, while every word so far is one or a number
     for j, token in enumerate(tokens):
-        if j >= 2 and capitals >= 2 and token[:1].isupper() and token.lower() in _OPENERS and j + 1 < len(tokens) \
-                and not tokens[j + 1][:1].isupper() and not tokens[j - 1].endswith((".", ":", ";", "?", "!")):
+        opens = (token[:1].isupper() and token.lower() in _OPENERS and j + 1 < len(tokens)
+                 and not tokens[j + 1][:1].isupper() and not tokens[j - 1].endswith((".", ":", ";", "?", "!")))
+        all_shouted = shouted > 0 and shouted == j - sum(bool(_SECTION_NUMBER.match(t)) for t in tokens[:j])
+        if j >= 1 and opens and (all_shouted or (j >= 2 and capitals >= 2)):
             return len(" ".join(tokens[:j])) + 1
         if not _heading_word(token) or j >= 15:
             return 0
         capitals += token[:1].isupper() and any(c.isalpha() for c in token)
+        letters = "".join(filter(str.isalpha, token))
+        shouted += len(letters) >= 4 and letters.isupper()
     return 0
+
+
+_SEE = re.compile(r"^\(?(?:See|see|Cf\.|cf\.)(?: also)?\b")
+
+
+def reference_end(unit: str) -> int:
+    """Where a cross-reference glued before a sentence ends: a parenthesis whose opening the text lost, after
+    reference words only ("See also Annex 11, 15) Computerised systems should ..." → "Computerised systems ..."). 0
+    when the unit opens with none."""
+    depth = 0
+    tokens = unit.split(" ")
+    for j, token in enumerate(tokens[:12]):
+        depth += token.count("(") - token.count(")")
+        if depth < 0:
+            head = tokens[:j + 1]
+            if _SEE.match(unit) or all(_reference_word(t) for t in head):
+                return len(" ".join(head)) + 1 if j + 1 < len(tokens) else 0
+            return 0
+    return 0
+
+
+def _reference_word(token: str) -> bool:
+    """A word a cross-reference is made of: a provision, a number, a capitalised title word or a small word."""
+    bare = token.strip("(),;:.")
+    return (not bare or bare.lower() in _REFERENCE_WORDS or bool(_REFERENCE_TOKEN.match(token))
+            or bool(_SECTION_NUMBER.match(bare)) or bare[:1].isupper() or bare.lower() in _HEADING_SMALL)
+
+
+_REFERENCE_WORDS = frozenset("see also annex annexes chapter chapters section sections part parts article articles "
+                             "appendix paragraph paragraphs title cfr u.s.c usc § §§ and or e.g i.e guidance guideline "
+                             "guidelines industry draft final revision".split())
+
+
+def is_reference(unit: str) -> bool:
+    """A unit that only points at a provision or a document: a citation ("Section 505(j)(2) of the FD&C Act;",
+    "See 21 CFR 312.23(a)(7).", "21 CFR 314.3(b)."), made of reference words, capitalised title words and numbers,
+    with at least one number. It names where to read, and never answers."""
+    tokens = [t for t in unit.split() if t.strip("(),;:.\"“”")]
+    return bool(tokens) and any(any(c.isdigit() for c in t) for t in tokens) and all(
+        _reference_word(t.strip("\"“”")) for t in tokens)
 
 
 @lru_cache(maxsize=16384)

@@ -58,6 +58,9 @@ def up(settings: Settings, owner_file: Path | None = None) -> list[str]:
     started = []
     if pg.start():
         started.append("postgres")
+    if pg.moved_to is not None:
+        print(f"{PG_SYSTEM_USER}, the user the embedded Postgres runs as, cannot enter {settings.state_dir}: "
+              f"Postgres' files are in {pg.moved_to} ({settings.state_dir / 'pg'} links there)")
     if broker.start():
         started.append("broker")
     pg.ensure_database(database_name(settings))

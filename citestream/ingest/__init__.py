@@ -46,8 +46,10 @@ def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder
     or ``inline`` for a record's text) and only the same origin replaces it:
     uploads get ids of their own (``upload:<name>``), and an inline document or a
     file whose id another origin owns is an entry in ``errors``. The record's
-    ``authority`` is a publisher's claim: it counts for files the operator's
-    manifest does not name, never for uploads or inline text (MIXED).
+    ``authority`` and ``issuer`` are a publisher's claim: they count for files the
+    operator's manifest does not name, never for the scope of uploads or inline
+    text (MIXED). An upload's issuer is read from it, or is the uploader's
+    ``issuer`` (a correction from the page).
 
     A document's own failure (unreadable, over a limit, encrypted, no text,
     owned elsewhere) is an entry in ``errors`` and the rest go on; an upload
@@ -84,7 +86,8 @@ def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder
     def load_pdf(path: Path | PathRefused) -> SourceDocument:
         if isinstance(path, PathRefused):
             raise path
-        return from_pdf(path, max_bytes=max_bytes, roots=roots, claimed=request.authority)
+        return from_pdf(path, max_bytes=max_bytes, roots=roots, claimed=request.authority,
+                        claimed_issuer=request.issuer)
 
     jobs += [(partial(load_pdf, path), {"path": given}, None if isinstance(path, PathRefused) else path)
              for given, path in request_paths(request.paths, roots, settings.ingest_max_files)]
@@ -92,8 +95,9 @@ def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder
         if not run(load, where, path):
             break
 
-    warnings = [IngestIssue(docId=o.doc_id, reason="authority unknown: stored as MIXED (searchable in MIXED scope)")
-                for o in outcomes if o.authority_source == "unknown"]
+    warnings = [IngestIssue(docId=o.doc_id, reason=reason) for o in outcomes
+                for reason in (o.warnings or (("issuer unknown: stored as MIXED (searchable in MIXED scope)",)
+                                              if o.authority_source == "unknown" else ()))]
     for w in warnings:
         log.warning("ingest %s: %s", w.docId, w.reason)
     chunk_ids = [c for o in outcomes for c in o.chunk_ids]
@@ -104,7 +108,8 @@ def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder
             ingestedCount=len(outcomes), chunkCount=len(chunk_ids), chunkIds=chunk_ids,
             collection=request.collection, docIds=[o.doc_id for o in outcomes], errors=errors, warnings=warnings,
             documents=[IngestedDocument(docId=o.doc_id, pages=o.pages, chunkCount=len(o.chunk_ids), changed=o.changed,
-                                        authority=o.authority, authoritySource=o.authority_source, origin=o.origin)
+                                        authority=o.authority, authoritySource=o.authority_source, origin=o.origin,
+                                        issuer=o.issuer, issuerEvidence=o.evidence[:1000])
                        for o in outcomes],
         ),
     )

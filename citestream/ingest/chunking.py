@@ -1,12 +1,14 @@
 """Blocks → child chunks (~800 chars, searched) grouped under parents (~3000 chars, context).
 
-A child never crosses a page or a section, so its ``page`` and ``section`` are
-exact. Blocks are packed whole when they fit: list items and table rows stay
-together; only a block longer than a child is cut, at sentence (or, for
-tables, row) boundaries. A child that would end mid-sentence at a block
-boundary keeps the rest of that sentence when it is on the same page.
-Footnotes and page-level reconciliation blocks get chunks of their own so they
-do not dilute the body text's embeddings.
+A child never crosses a section, and starts on the page it names. Blocks are
+packed whole when they fit: list items and table rows stay together; only a
+block longer than a child is cut, at sentence (or, for tables, row)
+boundaries. A child that would end mid-sentence at a block boundary keeps the
+rest of that sentence, on the same page or, at a page break, from the top of
+the next page (the only text a child holds from another page). Footnotes and
+page-level reconciliation blocks get chunks of their own, never folded into
+the body text, so they neither dilute its embeddings nor land inside its
+sentences.
 """
 
 from __future__ import annotations
@@ -111,19 +113,21 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
             current.append(part)
             size += len(part) + 1
     flush()
-    return _absorb_small(pieces)
+    return _absorb_small(_across_pages(pieces))
 
 
-_OPEN_END = re.compile(r"[A-Za-z0-9,]$")  # a piece that stops inside a sentence
+_OPEN_END = re.compile(r"[A-Za-z0-9,(-]$")  # a piece that stops inside a sentence
 _CONTINUATION = re.compile(r"^[a-z]")  # not "(": "(4) As applicable, ..." is a list item, not the rest of a sentence
+# At a page break the rest may open with a figure ("... under 21 CFR" | "314.94(a)(8) ..."), not with a list number
+_PAGE_CONTINUATION = re.compile(r"^(?:[a-z]|\d+(?:\.\d+)+\b|\d+(?![.)]\s)\S*\s+[a-z])")
 _FIRST_END = re.compile(r"^.*?[.!?;:](?=\s|$)")
 
 
-def _sentence_end(current: list[str], part: str) -> tuple[str, str]:
+def _sentence_end(current: list[str], part: str, continuation: re.Pattern = _CONTINUATION) -> tuple[str, str]:
     """When the piece being closed stops mid-sentence and ``part`` carries on with that sentence ("... reported to
     FDA" | "only in the IND annual report. ..."), the rest of the sentence, to go with the piece, and what is left
     of ``part``; else ``("", part)``. A sentence split between two chunks is quoted by neither whole."""
-    if not current or not _OPEN_END.search(current[-1]) or not _CONTINUATION.match(part):
+    if not current or not _OPEN_END.search(current[-1]) or not continuation.match(part):
         return "", part
     found = _FIRST_END.match(part)
     if found is None or len(found.group(0)) > CHILD_CHARS / 2:
@@ -131,21 +135,45 @@ def _sentence_end(current: list[str], part: str) -> tuple[str, str]:
     return found.group(0), part[found.end():].strip()
 
 
+def _across_pages(pieces: list[Piece]) -> list[Piece]:
+    """A sentence a page break cut: the last body piece of a page stops mid-sentence and the next page's body opens
+    with its rest ("... must submit a citizen petition under 21 CFR" | "10.30 ..."). The rest, up to its first
+    sentence end, moves to the piece it belongs to, so each page's piece holds whole sentences; the piece keeps the
+    page where the sentence starts. Footnotes between the two stay where they are."""
+    out = list(pieces)
+    for i, piece in enumerate(out):
+        if piece.kind != "text" or i + 1 >= len(out):
+            continue
+        turn = next((j for j in range(i + 1, len(out)) if out[j].page != piece.page), None)
+        if turn is None or any(out[j].kind == "text" for j in range(i + 1, turn)):
+            continue  # not the page's last body piece
+        nxt = out[turn]
+        if nxt.kind != "text" or nxt.page != piece.page + 1 or nxt.section != piece.section:
+            continue
+        ending, rest = _sentence_end([piece.text.rsplit("\n", 1)[-1]], nxt.text, _PAGE_CONTINUATION)
+        if ending:
+            out[i] = Piece(piece.page, f"{piece.text}\n{ending}", piece.section, piece.kind)
+            out[turn] = Piece(nxt.page, rest, nxt.section, nxt.kind)
+    return [p for p in out if p.text]
+
+
 def _absorb_small(pieces: list[Piece]) -> list[Piece]:
-    """Fold a piece shorter than SMALL_BLOCK into a neighbour on the same page (the next one first: a short
-    piece is usually a heading or lead-in), so stray lines do not become chunks of their own."""
+    """Fold a piece shorter than SMALL_BLOCK into a neighbour of its kind on the same page (the next one first: a
+    short piece is usually a heading or lead-in), so stray lines do not become chunks of their own. A footnote is
+    never folded into body text: its sentence would run into the body's."""
     out: list[Piece] = []
     i = 0
     while i < len(pieces):
         piece = pieces[i]
         nxt = pieces[i + 1] if i + 1 < len(pieces) else None
         if len(piece.text) < SMALL_BLOCK:
-            if nxt is not None and nxt.page == piece.page and len(piece.text) + len(nxt.text) < OVERFLOW * CHILD_CHARS:
+            if (nxt is not None and nxt.page == piece.page and nxt.kind == piece.kind
+                    and len(piece.text) + len(nxt.text) < OVERFLOW * CHILD_CHARS):
                 pieces[i + 1] = Piece(nxt.page, f"{piece.text}\n{nxt.text}", nxt.section, nxt.kind)
                 i += 1
                 continue
             prev = out[-1] if out else None
-            if (prev is not None and prev.page == piece.page
+            if (prev is not None and prev.page == piece.page and prev.kind == piece.kind
                     and len(prev.text) + len(piece.text) < OVERFLOW * CHILD_CHARS):
                 out[-1] = Piece(prev.page, f"{prev.text}\n{piece.text}", prev.section, prev.kind)
                 i += 1

@@ -1,10 +1,10 @@
 """Two-pass extraction: fragments → clean visual lines → blocks with their section (pass 1); page check (pass 2).
 
 Pass 1 drops what would pollute chunks (running headers and footers repeated
-across pages, page numbers, margin line numbers), rebuilds visual lines that
-pdfium split (superscripts, margin numbers), joins words hyphenated at line
-ends, groups lines into blocks (paragraphs, list items, table-like rows,
-footnotes) and tracks the current heading as ``section``.
+across pages, page numbers, margin line numbers, footnote marks), rebuilds
+visual lines that pdfium split (superscripts, margin numbers), joins words
+hyphenated at line ends, groups lines into blocks (paragraphs, list items,
+table-like rows, footnotes) and tracks the current heading as ``section``.
 
 Pass 2 compares, page by page, the words pass 1 kept with the words the page
 holds (less what cleaning removed on purpose); a page that lost more than
@@ -26,6 +26,7 @@ EDGE_ZONE = 0.09  # top and bottom share of the page where running headers and f
 REPEAT_SHARE = 0.4  # a line on this share of pages (and on at least 2) is a running header or footer
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
+_PAGE_OF = re.compile(r"\bpage\s+\d{1,4}\s*(?:of|/)\s*\d{1,4}\s*$", re.I)  # "... (enhanced display) page 2 of 7"
 _BULLET = re.compile(r"^(?:[•◦▪●○■□➢►\-–*]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
 _NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
 _TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
@@ -54,6 +55,8 @@ class _Line:
     bold: bool
     table: bool = False
     fragments: list[Fragment] = field(default_factory=list)
+    note: bool = False  # in the page's footnotes (``_mark_footnotes``), whatever its type size
+    opens: int | None = None  # the number the line opens with, a footnote's own number among others
 
 
 def extract_blocks(pages: list[RawPage]) -> list[Block]:
@@ -61,12 +64,17 @@ def extract_blocks(pages: list[RawPage]) -> list[Block]:
     removed = _running_lines(pages)
     dropped: dict[int, int] = {}
     all_lines: list[_Line] = []
+    per_page: list[tuple[RawPage, list[_Line], set[int]]] = []
     for page in pages:
         kept = [f for f in page.fragments if id(f) not in removed]
         numbered = _drop_line_numbers(kept)
         dropped[page.number] = sum(_alnum(f.text) for f in page.fragments) - sum(_alnum(f.text) for f in numbered)
-        all_lines.extend(_visual_lines(numbered))
+        lines = _visual_lines(numbered)
+        per_page.append((page, lines, _footnote_marks(numbered)))
+        all_lines.extend(lines)
     body_size, body_bold = _body_style(all_lines)
+    for page, lines, marks in per_page:
+        _mark_footnotes(lines, marks, body_size, page.height)
     hyphenated = _hyphenated_words(all_lines)
     blocks = _blocks(all_lines, body_size, body_bold, hyphenated)
     return _reconcile(pages, blocks, dropped)
@@ -84,17 +92,33 @@ def _running_key(text: str) -> str:
 
 
 def _running_lines(pages: list[RawPage]) -> set[int]:
-    """Ids of fragments that are page numbers or headers/footers repeated across pages."""
+    """Ids of fragments that are page numbers ("7", "Page 2 of 7", "... page 2 of 7") or headers/footers repeated
+    across pages. A repeated line stacked on one (a footer of three lines whose first starts above the edge zone) is
+    part of it."""
     seen: Counter[str] = Counter()
     for page in pages:
-        seen.update({_running_key(f.text) for f in page.fragments if _edge(f, page)})
+        seen.update({_running_key(f.text) for f in page.fragments})
     threshold = max(2, REPEAT_SHARE * len(pages))
-    removed = set()
+    removed: set[int] = set()
     for page in pages:
-        for f in page.fragments:
-            if _edge(f, page) and (_PAGE_NUMBER.match(f.text.strip()) or seen[_running_key(f.text)] >= threshold):
-                removed.add(id(f))
+        found = [f for f in page.fragments
+                 if _edge(f, page) and (_PAGE_NUMBER.match(f.text.strip()) or _PAGE_OF.search(f.text)
+                                        or seen[_running_key(f.text)] >= threshold)]
+        rest = [f for f in page.fragments if seen[_running_key(f.text)] >= threshold and f not in found]
+        while rest:
+            stacked = [f for f in rest if any(_stacked(f, g) for g in found)]
+            if not stacked:
+                break
+            found += stacked
+            rest = [f for f in rest if f not in stacked]
+        removed.update(id(f) for f in found)
     return removed
+
+
+def _stacked(f: Fragment, g: Fragment) -> bool:
+    """``f`` sits right above or below ``g``: less than a line's height between them."""
+    gap = max(f.bottom - g.top, g.bottom - f.top)
+    return gap < max(f.top - f.bottom, g.top - g.bottom, 1.0)
 
 
 def _drop_line_numbers(fragments: list[Fragment]) -> list[Fragment]:
@@ -111,13 +135,63 @@ def _drop_line_numbers(fragments: list[Fragment]) -> list[Fragment]:
             rest = re.sub(r"^\d{1,4}\s*", "", f.text)
             if not rest:
                 continue
-            f = Fragment(f.page, rest, f.x0, f.x1, f.bottom, f.top, f.size, f.bold)
+            shift = len(f.text) - len(rest)
+            f = Fragment(f.page, rest, max(f.x0, f.rest_x0), f.x1, f.bottom, f.top, f.size, f.bold,
+                         marks=tuple((a - shift, b - shift) for a, b in f.marks if a >= shift))
         kept.append(f)
     return kept
 
 
+_UNIT_BEFORE = re.compile(r"(?:^|\s)(?:[kcmdµμn]?m|ft|in)$")  # "25 m2": a power of a unit, not a footnote mark
+_MARK_ONLY = re.compile(r"\d{1,3}(?:,\d{1,3})*")
+
+
+def _unmarked(f: Fragment) -> Fragment:
+    """``f`` without its marks (``pdf.Fragment.marks``): footnote marks set superscript after a word or a sign
+    ("resources8 to", "approval.9", "face-to-face,62") or opening a footnote, and margin line numbers pdfium put
+    inside the line. What a reader reads as the sentence is left; a footnote keeps its text, in a chunk of its own.
+    A power of a unit ("25 m2") stays."""
+    if not f.marks:
+        return f
+    text, cut = f.text, 0
+    for start, end in f.marks:
+        start, end = start - cut, end - cut
+        if _UNIT_BEFORE.search(text[:start]):
+            continue
+        text = text[:start] + text[end:]
+        cut += end - start
+    text = re.sub(r" {2,}", " ", text).strip()
+    return Fragment(f.page, text, f.x0, f.x1, f.bottom, f.top, f.size, f.bold, f.lead_number, f.lead_gap,
+                    rest_x0=f.rest_x0)
+
+
+def _footnote_marks(fragments: list[Fragment]) -> set[int]:
+    """The numbers a page's text marks as footnotes: its marks that follow text (not a footnote's own number)."""
+    return {int(n) for f in fragments for a, b in f.marks if a > 0 for n in f.text[a:b].split(",") if n.isdigit()}
+
+
+def _mark_footnotes(lines: list[_Line], marks: set[int], body_size: float, height: float) -> None:
+    """The page's footnotes, from the first line in its lower half that opens with a number the text above marked
+    and is set smaller than the body, down to the page's end. Footnotes set only a little smaller than the body
+    (0.86 of it in a corpus PDF) are not told apart by size alone; their numbers tell them."""
+    start = next((line for line in lines if line.top < height / 2 and line.size < 0.97 * body_size
+                  and line.opens in marks), None)
+    if start is None:
+        return
+    for line in lines:
+        if line.top <= start.top + 0.5 * (start.top - start.bottom):
+            line.note = True
+
+
+def _raised_alone(f: Fragment, line: _Line) -> bool:
+    """A fragment that is only a footnote mark, set smaller and higher than the line it sits on ("51,52")."""
+    return (bool(_MARK_ONLY.fullmatch(f.text)) and line.size > 0 and f.size < 0.8 * line.size
+            and f.bottom > line.bottom + 0.15 * line.size)
+
+
 def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
     """Merge fragments that pdfium emitted one after another on the same visual line (superscripts, margins)."""
+    fragments = [u for u in map(_unmarked, fragments) if u.text]
     lines: list[_Line] = []
     for f in fragments:
         last = lines[-1] if lines else None
@@ -129,6 +203,8 @@ def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
         else:
             lines.append(_Line(f.page, "", f.x0, f.bottom, f.top, f.size, f.bold, fragments=[f]))
     for line in lines:
+        line.opens = min(line.fragments, key=lambda f: f.x0).lead_number
+        line.fragments = [f for f in line.fragments if not _raised_alone(f, line)] or line.fragments
         parts = sorted(line.fragments, key=lambda f: f.x0)
         gaps = [b.x0 - a.x1 for a, b in pairwise(parts)]
         line.table = len(parts) >= 2 and any(g > 2.5 * max(line.size, 1.0) for g in gaps)
@@ -191,6 +267,8 @@ def _join(text: str, line: str, hyphenated: set[str]) -> str:
 
 
 def _kind(line: _Line, body_size: float, body_bold: bool) -> str:
+    if line.note:
+        return "note"
     if _is_heading(line, body_size, body_bold):
         return "heading"
     if line.table:

@@ -40,6 +40,8 @@ class Fragment:
     bold: bool
     lead_number: int | None = None  # a leading integer token (line numbers, page numbers)
     lead_gap: float = 0.0  # space between that number and the next character (line numbers sit apart)
+    marks: tuple[tuple[int, int], ...] = ()  # (start, end) of digit runs in ``text`` no sentence holds: footnote marks
+    rest_x0: float = 0.0  # where the text after ``lead_number`` starts (a line number stripped leaves it there)
 
 
 @dataclass
@@ -51,18 +53,25 @@ class RawPage:
     fragments: list[Fragment]
 
 
-def read_pages(path: Path, data: bytes | None = None) -> list[RawPage]:
-    """Every physical page's fragments (index 0 = page 1); from ``data`` when given, else from the file."""
+def read_pdf(path: Path, data: bytes | None = None) -> tuple[list[RawPage], dict[str, str]]:
+    """Every physical page's fragments (index 0 = page 1) and the document information's text fields (author,
+    title, ...); from ``data`` when given, else from the file."""
     data = path.read_bytes() if data is None else data
     if not data:
         raise UnreadablePdf(f"{path.name}: empty file (0 bytes)")
     try:
-        pages, _ = pdf_pool().call("parse", data)
-        return [_page(number, page) for number, page in enumerate(pages, start=1)]
+        (pages, metadata), _ = pdf_pool().call("parse", data)
+        info = {str(k): v for k, v in metadata if isinstance(v, str)}
+        return [_page(number, page) for number, page in enumerate(pages, start=1)], info
     except PdfRejected as exc:
         raise UnreadablePdf(f"{path.name}: {exc}") from None
     except (TypeError, ValueError, OverflowError):
         raise UnreadablePdf(f"{path.name}: the PDF reader's reply was malformed") from None
+
+
+def read_pages(path: Path, data: bytes | None = None) -> list[RawPage]:
+    """Every physical page's fragments (index 0 = page 1)."""
+    return read_pdf(path, data)[0]
 
 
 def _page(number: int, raw: list) -> RawPage:
@@ -73,12 +82,16 @@ def _page(number: int, raw: list) -> RawPage:
 
 
 def _fragment(page: int, raw: list) -> Fragment:
-    text, x0, x1, bottom, top, size, bold, lead_number, lead_gap = raw
+    text, x0, x1, bottom, top, size, bold, lead_number, lead_gap, marks, rest_x0 = raw
     if not isinstance(text, str) or not isinstance(bold, bool):
         raise TypeError("fragment")
     gap = float(lead_gap)
+    runs = tuple((int(a), int(b)) for a, b in marks)
+    if any(not 0 <= a < b <= len(text) for a, b in runs):
+        raise ValueError("mark outside the fragment")
     return Fragment(page, text, float(x0), float(x1), float(bottom), float(top), float(size), bold,
-                    None if lead_number is None else int(lead_number), gap if not math.isnan(gap) else 0.0)
+                    None if lead_number is None else int(lead_number), gap if not math.isnan(gap) else 0.0, runs,
+                    float(rest_x0))
 
 
 def page_texts(path: Path) -> list[str]:

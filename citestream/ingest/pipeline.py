@@ -24,18 +24,21 @@ from ..embedding import Embedder, get_relevance_embedder, relevance_embedder_nam
 from ..store import ChunkRow, ChunkStore, DocumentRow
 from ..store.chunks import CLI, INLINE, UPLOAD, check_owner
 from ..core.text_units import scored_units
-from .issuer import decide_authority, manifest_authorities
+from .issuer import IssuerDecision, decide_issuer, manifest_authorities
 from .chunking import Piece, child_pieces_from_blocks, group_parents
 from .layout import Block, extract_blocks
 from .paths import ingest_roots, origin_of, read_capped
-from .pdf import read_pages
+from .pdf import read_pdf
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-6"
+PIPELINE_VERSION = "ingest-7"
 """Bump when parsing or chunking changes, so unchanged files are re-chunked once (stored in documents.metadata, with
 the relevance embedder that computed the sentence vectors: another one re-ingests too, see ``pipeline_version``)."""
 PIPELINE_KEY = "_ingest_pipeline"
+ISSUER_KEY = "_issuer"
+"""In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads
+as (the page shows them; a manifest that contradicts the document is reported)."""
 
 
 def pipeline_version() -> str:
@@ -62,8 +65,18 @@ class SourceDocument:
     source: str = ""
     metadata: dict = field(default_factory=dict)
     blocks: list[Block] = field(default_factory=list)
-    authority_source: str = "given"
+    authority_source: str = "given"  # where the issuer, and so the scope, came from (``issuer.IssuerDecision``)
     origin: str = CLI  # who owns it: only the same origin replaces it (store.chunks.may_replace)
+    issuer: str = ""
+    decision: IssuerDecision | None = None
+
+    def labels(self) -> dict:
+        """What documents.metadata keeps of the issuer decision."""
+        d = self.decision
+        if d is None:
+            return {ISSUER_KEY: {"source": self.authority_source}}
+        return {ISSUER_KEY: {"source": d.source, "evidence": d.evidence, "also": list(d.also),
+                             "read": d.read.issuer, "read_from": d.read.source, "read_evidence": d.read.evidence}}
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,15 @@ class IngestOutcome:
     authority: str = "MIXED"
     authority_source: str = "given"
     origin: str = CLI
+    issuer: str = ""
+    evidence: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+def outcome_of(doc: SourceDocument, chunk_ids: list[str], changed: bool) -> IngestOutcome:
+    return IngestOutcome(doc.doc_id, chunk_ids, len(doc.pages), changed, doc.authority, doc.authority_source,
+                         doc.origin, doc.issuer, doc.decision.evidence if doc.decision else "",
+                         tuple(doc.decision.warnings()) if doc.decision else ())
 
 
 def slug(name: str) -> str:
@@ -89,24 +111,28 @@ def doc_id_for(path: Path, origin: str = CLI) -> str:
 
 def from_pdf(path: Path, authority: str | None = None, doc_id: str | None = None,
              max_bytes: int = DEFAULT_MAX_PDF_BYTES, roots: list[Path] | None = None,
-             claimed: str | None = None) -> SourceDocument:
+             claimed: str | None = None, *, issuer: str | None = None, claimed_issuer: str | None = None,
+             use_manifest: bool = True) -> SourceDocument:
     """Parse one PDF, read once and within ``max_bytes`` (and, given ``roots``, only from inside them).
 
-    ``authority`` is the operator's (the command line's ``--authority``); ``claimed`` is a record's, which counts
-    below the operator's manifest. An upload's authority is the operator's or MIXED: neither a record nor the
-    uploaded text can make it FDA guidance.
+    ``authority`` and ``issuer`` are the operator's (the command line); ``claimed`` and ``claimed_issuer`` a
+    record's, which count below the operator's manifest. Otherwise the document's first pages, metadata and file
+    name are read for its issuer (``issuer.decide_issuer``). An upload's scope is the operator's or MIXED: neither a
+    record nor the uploaded text can make it FDA guidance; its issuer is read, or the uploader's correction.
     """
     data = read_capped(path, max_bytes, roots)
-    pages = read_pages(path, data)
+    pages, info = read_pdf(path, data)
     settings = get_settings()
     origin = origin_of(path, ingest_roots(settings) if roots is None else roots, settings.uploads_dir)
     upload = origin == UPLOAD
-    decision = decide_authority(path, "\n".join(p.text for p in pages[:2]), authority,
-                                claimed=None if upload else claimed, trust_content=not upload)
+    decision = decide_issuer(path, [p.text for p in pages[:2]], info, given_issuer=issuer, given_authority=authority,
+                             claimed_issuer=claimed_issuer, claimed_authority=None if upload else claimed,
+                             upload=upload, use_manifest=use_manifest)
     return SourceDocument(
         doc_id=doc_id or doc_id_for(path, origin), pdf=path.name, pages=[p.text for p in pages],
         content_sha256=hashlib.sha256(data).hexdigest(), authority=decision.authority, title=path.stem,
         source=str(path.resolve()), blocks=extract_blocks(pages), authority_source=decision.source, origin=origin,
+        issuer=decision.issuer, decision=decision,
     )
 
 
@@ -120,6 +146,7 @@ def from_text(doc_id: str, text: str, title: str = "", source: str = "", metadat
         metadata={**(metadata or {}), **({"source": source} if source else {})},
         blocks=[Block(1, text.strip(), "text", title or None)] if text.strip() else [],
         authority_source="given" if authority else "unknown", origin=INLINE,
+        issuer=authority if authority and authority != "MIXED" else "",
     )
 
 
@@ -169,30 +196,37 @@ def build_chunks(doc: SourceDocument, embedder: Embedder, sentence_embedder: Emb
     return rows
 
 
-def _unchanged_origin(doc: SourceDocument, store: ChunkStore) -> str | None:
-    """The stored document's origin when its content, authority and pipeline are ``doc``'s; None when it is absent
-    or differs. ``DocumentOwned`` when another origin owns the id: found before anything is embedded."""
+def _stored(doc: SourceDocument, store: ChunkStore) -> tuple[str, str, str | None, str, str] | None:
+    """The stored state of ``doc``'s id when its content and pipeline are ``doc``'s (None when absent or built from
+    other bytes or by another pipeline). ``DocumentOwned`` when another origin owns the id: found before anything
+    is embedded."""
     stored = store.stored_state(doc.doc_id)
     if stored is None:
         return None
     check_owner(doc.doc_id, stored[3], doc.origin)
-    return stored[3] if stored[:3] == (doc.content_sha256, doc.authority, pipeline_version()) else None
+    return stored if (stored[0], stored[2]) == (doc.content_sha256, pipeline_version()) else None
 
 
 def is_unchanged(doc: SourceDocument, store: ChunkStore) -> bool:
-    return _unchanged_origin(doc, store) is not None
+    stored = _stored(doc, store)
+    return stored is not None and (stored[1], stored[4]) == (doc.authority, doc.issuer)
 
 
 def unchanged_outcome(doc: SourceDocument, store: ChunkStore) -> IngestOutcome | None:
-    """The stored document's outcome when its content, authority and pipeline are unchanged; None otherwise.
-    A document stored before origins were kept is claimed by this one's origin, without being built again."""
-    stored_origin = _unchanged_origin(doc, store)
-    if stored_origin is None:
+    """The outcome without building anything, when the stored document has ``doc``'s content and pipeline: unchanged
+    (``changed`` False), or only its issuer or scope changed, which the document and its chunks take in place
+    (``ChunkStore.relabel``: nothing is embedded again). None when it must be built. A document stored before
+    origins were kept is claimed by this one's origin."""
+    stored = _stored(doc, store)
+    if stored is None:
         return None
-    if stored_origin != doc.origin:
+    if stored[3] != doc.origin:
         store.claim(doc.doc_id, doc.origin)
-    return IngestOutcome(doc.doc_id, store.chunk_ids(doc.doc_id, kind="child"), len(doc.pages), False,
-                         doc.authority, doc.authority_source, doc.origin)
+    relabel = (stored[1], stored[4]) != (doc.authority, doc.issuer)
+    if relabel:
+        store.relabel(doc.doc_id, doc.authority, doc.issuer,
+                      {**doc.metadata, **doc.labels(), PIPELINE_KEY: pipeline_version()})
+    return outcome_of(doc, store.chunk_ids(doc.doc_id, kind="child"), relabel)
 
 
 def write_document(doc: SourceDocument, rows: list[ChunkRow], store: ChunkStore) -> IngestOutcome:
@@ -200,11 +234,11 @@ def write_document(doc: SourceDocument, rows: list[ChunkRow], store: ChunkStore)
     store.replace_document(
         DocumentRow(doc_id=doc.doc_id, pdf=doc.pdf, content_sha256=doc.content_sha256, pages=len(doc.pages),
                     authority=doc.authority, title=doc.title, source=doc.source,
-                    metadata={**doc.metadata, PIPELINE_KEY: pipeline_version()}, origin=doc.origin),
+                    metadata={**doc.metadata, **doc.labels(), PIPELINE_KEY: pipeline_version()}, origin=doc.origin,
+                    issuer=doc.issuer),
         rows,
     )
-    return IngestOutcome(doc.doc_id, [r.chunk_id for r in rows if r.kind == "child"], len(doc.pages), True,
-                         doc.authority, doc.authority_source, doc.origin)
+    return outcome_of(doc, [r.chunk_id for r in rows if r.kind == "child"], True)
 
 
 def ingest_document(doc: SourceDocument, store: ChunkStore, embedder: Embedder) -> IngestOutcome:
@@ -212,7 +246,7 @@ def ingest_document(doc: SourceDocument, store: ChunkStore, embedder: Embedder) 
     return unchanged_outcome(doc, store) or write_document(doc, build_chunks(doc, embedder), store)
 
 
-__all__ = ["EmbeddingFailed", "EmptyDocument", "IngestOutcome", "PIPELINE_VERSION", "SourceDocument",
+__all__ = ["EmbeddingFailed", "EmptyDocument", "IngestOutcome", "IssuerDecision", "PIPELINE_VERSION", "SourceDocument",
            "build_chunks", "doc_id_for", "embedding_input", "from_pdf", "from_text", "ingest_document",
            "is_unchanged", "manifest_authorities", "plan_chunks", "slug", "unchanged_outcome",
            "write_document"]

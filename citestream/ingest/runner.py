@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ..embedding import Embedder
@@ -33,10 +34,13 @@ class FileResult:
     doc_id: str | None = None
     pages: int = 0
     chunks: int = 0
-    state: str = "ingested"  # ingested | unchanged | new | changed (dry run) | error
+    state: str = "ingested"  # ingested | unchanged | relabelled | new | changed (dry run) | error
     authority: str = "MIXED"
-    authority_source: str = ""
+    authority_source: str = ""  # where the issuer came from (``issuer.IssuerDecision.source``)
     error: str | None = None
+    issuer: str = ""
+    evidence: str = ""  # the words the issuer was read from
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -60,18 +64,14 @@ class IngestSummary:
     def errors(self) -> list[FileResult]:
         return [f for f in self.files if f.state == "error"]
 
-    @property
-    def unknown_authority(self) -> list[FileResult]:
-        return [f for f in self.files if f.authority_source == "unknown" and f.state != "error"]
 
-
-def _parsed(paths: list[Path], authority: str | None, max_bytes: int) -> Iterator[tuple[Path, Future]]:
+def _parsed(paths: list[Path], load: Callable[[Path], SourceDocument]) -> Iterator[tuple[Path, Future]]:
     """Each path with its parse running one file ahead of the consumer."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pdf-parse") as pool:
-        pending = [(p, pool.submit(from_pdf, p, authority, None, max_bytes)) for p in paths[:1]]
+        pending = [(p, pool.submit(load, p)) for p in paths[:1]]
         for i in range(len(paths)):
             if i + 1 < len(paths):
-                pending.append((paths[i + 1], pool.submit(from_pdf, paths[i + 1], authority, None, max_bytes)))
+                pending.append((paths[i + 1], pool.submit(load, paths[i + 1])))
             yield pending.pop(0)
 
 
@@ -101,11 +101,13 @@ class _Writes:
 
 def ingest_paths(paths: list[str | Path], store: ChunkStore, embedder: Embedder | None, authority: str | None = None,
                  dry_run: bool = False, on_file: Callable[[FileResult], None] | None = None,
-                 max_bytes: int = DEFAULT_MAX_PDF_BYTES) -> IngestSummary:
+                 max_bytes: int = DEFAULT_MAX_PDF_BYTES, issuer: str | None = None,
+                 use_manifest: bool = True) -> IngestSummary:
     """Ingest (or, with ``dry_run``, only plan) every PDF; one document's failure never stops the others.
 
     The operator's own files, so no ingest roots; each file is still read within ``max_bytes`` and only if it
-    is a regular file (a ``*.pdf`` symlink to a device or FIFO is an error, not a hang).
+    is a regular file (a ``*.pdf`` symlink to a device or FIFO is an error, not a hang). ``authority`` and
+    ``issuer`` hold for every file; ``use_manifest=False`` reads every issuer from the documents themselves.
 
     An embedding failure does stop the run: it is not the document's fault and the next one would fail too.
     A database failure propagates (after the write in flight, if any, has finished).
@@ -121,19 +123,24 @@ def ingest_paths(paths: list[str | Path], store: ChunkStore, embedder: Embedder 
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-write") as pool:
         writes = _Writes(pool, store, report)
-        for path, future in _parsed(files, authority, max_bytes):
+        load = partial(_load, authority=authority, issuer=issuer, max_bytes=max_bytes, use_manifest=use_manifest)
+        for path, future in _parsed(files, load):
             result, rows, stop = FileResult(path), None, False
             try:
                 doc: SourceDocument = future.result()
                 result.doc_id, result.pages = doc.doc_id, len(doc.pages)
                 result.authority, result.authority_source = doc.authority, doc.authority_source
+                result.issuer = doc.issuer
+                if doc.decision is not None:
+                    result.evidence, result.warnings = doc.decision.evidence, tuple(doc.decision.warnings())
                 if dry_run:
                     _plan(result, doc, store)
                 else:
                     writes.settle(doc.doc_id)  # the same docId twice in one run: see the first one's write
                     outcome = unchanged_outcome(doc, store)
                     if outcome:
-                        result.chunks, result.state = len(outcome.chunk_ids), "unchanged"
+                        result.chunks = len(outcome.chunk_ids)
+                        result.state = "relabelled" if outcome.changed else "unchanged"
                     else:
                         assert embedder is not None  # None only for a dry run (cli.py passes it so)
                         rows = build_chunks(doc, embedder)  # the previous document's write runs meanwhile
@@ -149,11 +156,15 @@ def ingest_paths(paths: list[str | Path], store: ChunkStore, embedder: Embedder 
             if stop:
                 break
         writes.settle()
-    if summary.count("ingested"):
+    if summary.count("ingested") or summary.count("relabelled"):
         store.refresh_statistics()
     summary.seconds = time.perf_counter() - started
     summary.index_version = store.index_version()
     return summary
+
+
+def _load(path: Path, authority: str | None, issuer: str | None, max_bytes: int, use_manifest: bool) -> SourceDocument:
+    return from_pdf(path, authority, None, max_bytes, issuer=issuer, use_manifest=use_manifest)
 
 
 def _plan(result: FileResult, doc: SourceDocument, store: ChunkStore) -> None:

@@ -6,8 +6,9 @@ import hashlib
 from datetime import datetime, UTC
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from ..core.regulators import canonical
 from .limits import MAX_CARRIED_SCORES, MAX_INPUT_TRACE_STAGES, MAX_NAME_CHARS, MAX_TEXT_CHARS, MAX_TRACE_STAGES
 
 RequestId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:\-]+$")]
@@ -15,6 +16,17 @@ Name = Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)]
 """A version, model or stage name: short text."""
 Scope = Literal["MIXED", "FDA", "EMA", "ICH", "SOPS"]
 Authority = Literal["FDA", "EMA", "ICH", "SOPS", "MIXED"]
+
+
+def _issuer(value: str) -> str:
+    found = canonical(value)
+    if found is None:
+        raise ValueError(f"{value!r} is no issuer of the gazetteer (citestream.core.regulators)")
+    return found
+
+
+Issuer = Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS), AfterValidator(_issuer)]
+"""A regulator of the gazetteer (``core.regulators``), any spelling of its name ("pics" for "PIC/S")."""
 
 SCHEMA_VERSION = "1"
 

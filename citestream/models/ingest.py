@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from .agent import AgentError, AgentStatus
-from .common import Authority, Contract, Envelope, InputTrace, Name, Sealed
+from .common import Authority, Contract, Envelope, InputTrace, Issuer, Name, Sealed
 from .limits import (
     MAX_DOCUMENT_CHARS, MAX_INLINE_BYTES, MAX_INLINE_DOCUMENTS, MAX_METADATA_ENTRIES, MAX_NAME_CHARS, MAX_PATH_CHARS,
     MAX_PATHS,
@@ -50,7 +50,12 @@ class IngestRequest(Envelope):
         default_factory=list, max_length=MAX_PATHS)
     authority: Authority | None = Field(
         None, description="Authority for the PDFs of this request that the operator's manifest.json does not name "
-                          "(else the rule table); uploads and inline documents are MIXED whatever it says")
+                          "(else what the document says of its issuer); uploads and inline documents are MIXED "
+                          "whatever it says")
+    issuer: Issuer | None = Field(
+        None, description="Issuer of this request's PDFs where the operator's manifest names none (a gazetteer name, "
+                          "citestream.core.regulators); its scope follows unless `authority` is given. For an upload, "
+                          "the uploader's correction: the issuer is taken, the scope stays MIXED")
     collection: Name = "citestream"
 
     @model_validator(mode="after")
@@ -68,15 +73,18 @@ class IngestIssue(Contract):
 
 
 class IngestedDocument(Contract):
-    """Per document: how many pages and chunks, whether it changed, and where its authority came from."""
+    """Per document: how many pages and chunks, whether it changed, its issuer and scope, and where they came from."""
 
     docId: str
     pages: int
     chunkCount: int
     changed: bool
     authority: Authority
-    authoritySource: str = Field(description="given | manifest | request | first-page | file-name | unknown")
+    authoritySource: str = Field(description="where the issuer and scope came from: given | manifest | request | "
+                                             "uploader | first-page | second-page | metadata | file-name | unknown")
     origin: str = Field("", description="Who owns it, and alone may replace it: root:<folder> | upload | inline | cli")
+    issuer: str = Field("", description="Who issued it (a gazetteer name, citestream.core.regulators); '' unknown")
+    issuerEvidence: str = Field("", description="The words the issuer was read from, when it was read")
 
 
 class IngestOutputs(Contract):
@@ -87,7 +95,8 @@ class IngestOutputs(Contract):
     docIds: list[str] = Field(default_factory=list)
     errors: list[IngestIssue] = Field(default_factory=list)
     warnings: list[IngestIssue] = Field(
-        default_factory=list, description="Ingested but worth a look, e.g. authority unknown (stored as MIXED)")
+        default_factory=list, description="Ingested but worth a look: an issuer unknown (stored as MIXED), two issuers "
+                                          "named, a manifest the document contradicts")
     documents: list[IngestedDocument] = Field(default_factory=list)
 
 

@@ -65,6 +65,8 @@ class RelevanceTrace(Contract):
     backstop: float = Field(ge=0.0, le=1.0)
     named_authorities: list[str] = Field(default_factory=list, description="Regulators the question names")
     authorities: list[str] | None = Field(None, description="Authorities searched (None: all)")
+    issuers: list[str] = Field(default_factory=list, description="Issuers whose documents were searched besides "
+                                                                 "(regulators without a scope of their own)")
     scope_inferred: bool = False
 
 

@@ -58,9 +58,12 @@ def _checked_chars(textpage, number: int, limits: PdfLimits) -> int:
     return chars
 
 
-def parse(data: bytes, limits: PdfLimits) -> list[list]:
-    """Per page: ``[width, height, plain text, fragments]``; a fragment is
-    ``[text, x0, x1, bottom, top, size, bold, lead_number, lead_gap]`` (PDF units, origin bottom-left)."""
+def parse(data: bytes, limits: PdfLimits) -> list:
+    """``[pages, metadata]``. Per page: ``[width, height, plain text, fragments]``; a fragment is
+    ``[text, x0, x1, bottom, top, size, bold, lead_number, lead_gap, marks, rest_x0]`` (PDF units, origin
+    bottom-left; ``marks``: the ``[start, end]`` of each run of digits in ``text`` that belongs to no sentence:
+    footnote marks and margin numbers, see ``_marks``; ``rest_x0``: where the text after a leading number starts).
+    ``metadata``: the document information's text fields (author, title, ...), as ``[key, value]`` pairs."""
     pdf = open_pdf(data, limits)
     try:
         _check_page_sizes(pdf, limits)
@@ -77,7 +80,7 @@ def parse(data: bytes, limits: PdfLimits) -> list[list]:
             pages.append([width, height, _plain(text), _fragments(textpage, text)])
             textpage.close()
             page.close()
-        return pages
+        return [pages, _metadata(pdf)]
     finally:
         pdf.close()
 
@@ -119,6 +122,15 @@ def _check_page_no(pdf: pdfium.PdfDocument, page_no: int) -> None:
         raise PdfRejected(f"the PDF has pages 1 to {len(pdf)}, not {page_no}")
 
 
+def _metadata(pdf: pdfium.PdfDocument) -> list[list[str]]:
+    """The document information's fields, each cut to 500 characters (they are read for the issuer's name)."""
+    try:
+        info = pdf.get_metadata_dict(skip_empty=True)
+    except Exception:  # noqa: BLE001 - a malformed info dictionary is no metadata, not an unreadable PDF
+        return []
+    return [[str(k)[:40], str(v)[:500]] for k, v in info.items() if isinstance(v, str)]
+
+
 def _plain(text: str) -> str:
     return re.sub(r"\r\n|\r", "\n", text).replace("\x02", "-").replace("\ufffe", "-\n")
 
@@ -141,7 +153,7 @@ def _fragments(textpage, text: str) -> list[list]:
 
 def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list:
     if not aligned:
-        return [text, 0.0, 0.0, 0.0, 0.0, 0.0, False, None, 0.0]
+        return [text, 0.0, 0.0, 0.0, 0.0, 0.0, False, None, 0.0, [], 0.0]
     probes = sorted({first, (first + last) // 2, last})
     boxes = [textpage.get_charbox(i, loose=True) for i in probes]
     heights = [b[3] - b[1] for b in boxes]  # the glyph's font box: a size that holds under scaled text matrices
@@ -150,7 +162,7 @@ def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list
     left, right = boxes[0][0], boxes[-1][2]
     _, bottom, _, top = boxes[tallest]
     weight = pdfium_c.FPDFText_GetFontWeight(textpage.raw, main)
-    lead_number, lead_gap = None, 0.0
+    lead_number, lead_gap, rest_x0 = None, 0.0, left
     number = _LEAD_NUMBER.match(text)
     if number:
         lead_number = int(number.group(1))
@@ -161,5 +173,32 @@ def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list
         else:
             _, _, number_right, _ = textpage.get_charbox(digits_end, loose=False)
             next_left, _, _, _ = textpage.get_charbox(first + rest, loose=False)
-            lead_gap = next_left - number_right
-    return [text, left, right, bottom, top, round(heights[tallest], 1), weight >= 600, lead_number, lead_gap]
+            lead_gap, rest_x0 = next_left - number_right, next_left
+    marks = _marks(textpage, text, first, heights[tallest], bottom)
+    return [text, left, right, bottom, top, round(heights[tallest], 1), weight >= 600, lead_number, lead_gap, marks,
+            rest_x0]
+
+
+_MARK_RUN = re.compile(r"(?<![0-9])[0-9]+(?:,[0-9]{1,3})*(?![0-9])")
+
+
+def _marks(textpage, text: str, first: int, height: float, bottom: float) -> list[list[int]]:
+    """Runs of digits in ``text`` that are no part of its sentences (``[start, end]``): set smaller than the line's
+    tallest glyph and above its baseline (footnote marks: "resources8 to help", "approval.9"), or set left of the
+    text before them (a margin line number pdfium emitted inside the line: "validation5 20 data"). Only digits are
+    measured, one box each."""
+    if height <= 0:
+        return []
+    out = []
+    for run in _MARK_RUN.finditer(text):
+        boxes = {i: textpage.get_charbox(first + i, loose=True)
+                 for i in range(run.start(), run.end()) if text[i] != ","}
+        raised = [i for i, b in boxes.items() if b[3] - b[1] < 0.8 * height and b[1] > bottom + 0.15 * height]
+        before = text[:run.start()].rstrip()
+        behind = bool(before) and boxes[run.start()][0] < textpage.get_charbox(first + len(before) - 1,
+                                                                                 loose=True)[2] - 20
+        if behind or (len(raised) == len(boxes) and run.end() - run.start() <= 7):
+            out.append([run.start(), run.end()])
+        elif raised and raised[0] > run.start() and raised == list(range(raised[0], run.end())):
+            out.append([raised[0], run.end()])  # a mark set right after a number: "ISO 13485" + "2"
+    return out

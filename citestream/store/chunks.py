@@ -13,9 +13,9 @@ from ..core.hashing import sha256_hex
 from . import sentence_vectors
 from .tables import chunks, documents, index_versions
 
-CHUNK_COLUMNS = ("chunk_id", "doc_id", "kind", "parent_id", "seq", "pdf", "page", "section", "authority",
+CHUNK_COLUMNS = ("chunk_id", "doc_id", "kind", "parent_id", "seq", "pdf", "page", "section", "authority", "issuer",
                  "text", "embedding")
-_COPY_TYPES = ["text", "text", "text", "text", "int4", "text", "int4", "text", "text", "text", "vector"]
+_COPY_TYPES = ["text", "text", "text", "text", "int4", "text", "int4", "text", "text", "text", "text", "vector"]
 
 INLINE, UPLOAD, CLI = "inline", "upload", "cli"
 """Origins besides the ingest roots' (``root:<folder name>``): a record's inline text, the web page's uploads, a file
@@ -67,6 +67,7 @@ class DocumentRow:
     source: str = ""
     metadata: dict = field(default_factory=dict)
     origin: str = CLI
+    issuer: str = ""
 
 
 INDEX_VERSION_SQL = "SELECT coalesce(max(version), 0) FROM index_versions"
@@ -91,15 +92,26 @@ class ChunkStore:
                 select(documents.c.content_sha256).where(documents.c.doc_id == doc_id)
             ).scalar_one_or_none()
 
-    def stored_state(self, doc_id: str) -> tuple[str, str, str | None, str] | None:
-        """(content sha256, authority, ingest pipeline version, origin) of a stored document; None when absent."""
+    def stored_state(self, doc_id: str) -> tuple[str, str, str | None, str, str] | None:
+        """(content sha256, authority, ingest pipeline version, origin, issuer) of a stored document; None when
+        absent."""
         with self.engine.connect() as conn:
             row = conn.execute(
                 select(documents.c.content_sha256, documents.c.authority,
-                       documents.c.metadata["_ingest_pipeline"].astext, documents.c.origin)
+                       documents.c.metadata["_ingest_pipeline"].astext, documents.c.origin, documents.c.issuer)
                 .where(documents.c.doc_id == doc_id)
             ).first()
-        return (row[0], row[1], row[2], row[3]) if row else None
+        return (row[0], row[1], row[2], row[3], row[4]) if row else None
+
+    def relabel(self, doc_id: str, authority: str, issuer: str, metadata: dict) -> None:
+        """A stored document's issuer and scope changed, its text did not: the document and its chunks take them in
+        one transaction, with a new index version (what a scope finds changed), and nothing is embedded again."""
+        with self.engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:doc_id, 0))"), {"doc_id": doc_id})
+            conn.execute(update(documents).where(documents.c.doc_id == doc_id)
+                         .values(authority=authority, issuer=issuer, metadata=metadata))
+            conn.execute(update(chunks).where(chunks.c.doc_id == doc_id).values(authority=authority, issuer=issuer))
+            self._bump_index_version(conn)
 
     def claim(self, doc_id: str, origin: str) -> None:
         """Record ``origin`` for a document stored before origins were kept (``UNRECORDED``), and only for one."""
@@ -122,7 +134,7 @@ class ChunkStore:
             conn.execute(insert(documents).values(
                 doc_id=doc.doc_id, pdf=doc.pdf, title=doc.title, source=doc.source, authority=doc.authority,
                 content_sha256=doc.content_sha256, pages=doc.pages, chunk_count=len(rows), metadata=doc.metadata,
-                origin=doc.origin,
+                origin=doc.origin, issuer=doc.issuer,
             ))
             raw = conn.connection.driver_connection
             assert raw is not None  # an open connection always has its psycopg connection
@@ -132,7 +144,7 @@ class ChunkStore:
                 copy.set_types(_COPY_TYPES)
                 for r in rows:
                     copy.write_row((r.chunk_id, doc.doc_id, r.kind, r.parent_id, r.seq, doc.pdf, r.page, r.section,
-                                    doc.authority, r.text, r.embedding))
+                                    doc.authority, doc.issuer, r.text, r.embedding))
             sentence_vectors.keep(conn, {t: v for r in rows for t, v in r.sentence_vectors.items()})
             self._bump_index_version(conn)
 

@@ -23,13 +23,14 @@ from sqlalchemy import Connection, Engine, text
 
 from .chunks import INDEX_VERSION_SQL
 from .db import driver_rows
+from .scopes import Among
 
 _DOCUMENTS = text("SELECT doc_id, xmin::text || ' ' || ingested_at::text FROM documents")
 _LOAD = text(
     "SELECT c.doc_id, c.chunk_id, c.authority, length(c.tsv), array_agg(u.lexeme), "
-    "array_agg(coalesce(array_length(u.positions, 1), 1)) "
+    "array_agg(coalesce(array_length(u.positions, 1), 1)), c.issuer "
     "FROM chunks c, unnest(c.tsv) AS u WHERE c.kind = :kind AND c.doc_id = ANY(:docs) "
-    "GROUP BY c.doc_id, c.chunk_id, c.authority, c.tsv"
+    "GROUP BY c.doc_id, c.chunk_id, c.authority, c.issuer, c.tsv"
 )
 _VERSION = text(INDEX_VERSION_SQL)
 _QUERY = f"SELECT tsvector_to_array(to_tsvector('english', %(q)s)), ({INDEX_VERSION_SQL})"
@@ -47,13 +48,14 @@ def query_terms(conn: Connection, query: str) -> QueryTerms:
 
 
 class _Document:
-    """One document's chunks of the kind: ids, authorities, lengths and a chunk × lexeme term-frequency block whose
-    columns are the index's vocabulary (which only grows: a column no chunk uses any more matches nothing)."""
+    """One document's chunks of the kind: ids, authorities, issuers, lengths and a chunk × lexeme term-frequency block
+    whose columns are the index's vocabulary (which only grows: a column no chunk uses any more matches nothing)."""
 
     def __init__(self, written: str, rows: Sequence, vocab: dict[str, int]):
         self.written = written
         self.ids = [r[1] for r in rows]
         self.authorities = [r[2] for r in rows]
+        self.issuers = [r[6] for r in rows]
         self.length = np.array([r[3] for r in rows], dtype=np.float64)
         cols: list[int] = []
         data: list[float] = []
@@ -79,6 +81,9 @@ class _Snapshot:
         authorities = [a for d in parts for a in d.authorities]
         self.authority_names = sorted(set(authorities))
         self.authority = np.array([self.authority_names.index(a) for a in authorities], dtype=np.int32)
+        issuers = [i for d in parts for i in d.issuers]
+        self.issuer_names = sorted(set(issuers))
+        self.issuer = np.array([self.issuer_names.index(i) for i in issuers], dtype=np.int32)
         self.length = np.concatenate([d.length for d in parts]) if parts else np.zeros(0)
         self.rank = np.empty(len(self.ids), dtype=np.int64)
         self.rank[sorted(range(len(self.ids)), key=self.ids.__getitem__)] = np.arange(len(self.ids))
@@ -87,15 +92,20 @@ class _Snapshot:
         self.tf = (sparse.vstack([d.tf for d in parts], format="csr").tocsc() if parts
                    else sparse.csc_matrix((0, len(vocab))))
 
-    def in_scope(self, authorities: tuple[str, ...] | None) -> np.ndarray | None:
-        if authorities is None:
+    def in_scope(self, among: Among | None) -> np.ndarray | None:
+        """The chunks a scope admits (None: all): of its authorities, or issued by its issuers."""
+        if among is None:
             return None
-        wanted = [self.authority_names.index(a) for a in authorities if a in self.authority_names]
-        return np.isin(self.authority, wanted)
+        wanted = [self.authority_names.index(a) for a in among.authorities if a in self.authority_names]
+        mask = np.isin(self.authority, wanted)
+        if among.issuers:
+            mask |= np.isin(self.issuer, [self.issuer_names.index(i) for i in among.issuers
+                                          if i in self.issuer_names])
+        return mask
 
 
 class MemoryBM25:
-    """``search(query, authorities, k)`` → [(chunk_id, score)], best first, as ``ChunkSearch``'s SQL BM25 returns."""
+    """``search(query, among, k)`` → [(chunk_id, score)], best first, as ``ChunkSearch``'s SQL BM25 returns."""
 
     def __init__(self, engine: Engine, kind: str):
         self.engine, self.kind = engine, kind
@@ -138,7 +148,7 @@ class MemoryBM25:
         tf = self._snapshot.tf if self._snapshot is not None else None
         return 0.0 if tf is None else (tf.data.nbytes + tf.indices.nbytes + tf.indptr.nbytes) / 2**20
 
-    def search(self, terms: QueryTerms, authorities: tuple[str, ...] | None, k: int, k1: float = 1.2,
+    def search(self, terms: QueryTerms, among: Among | None, k: int, k1: float = 1.2,
                b: float = 0.75) -> list[tuple[str, float]]:
         """``terms`` from ``query_terms``; an update, when the index version moved, reads on a connection of its
         own."""
@@ -147,7 +157,7 @@ class MemoryBM25:
         columns = [snap.vocab[t] for t in dict.fromkeys(lexemes) if t in snap.vocab]
         if not columns or not snap.ids:
             return []
-        mask = snap.in_scope(authorities)
+        mask = snap.in_scope(among)
         n = len(snap.ids) if mask is None else int(mask.sum())
         if n == 0:
             return []

@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, text
 from .db import any_of, as_array, driver_rows, each_of, joined
 from .chunks import INDEX_VERSION_SQL, index_version_name
 from .memory_index import MemoryBM25, QueryTerms, query_terms
+from .scopes import Among
 
 SCOPE_AUTHORITIES: dict[str, tuple[str, ...] | None] = {
     "MIXED": None,  # every authority, including documents whose authority is unknown
@@ -67,21 +68,28 @@ class Cosine:
     score: float
 
 
-Scope = str | tuple[str, ...]
-"""A contract scope name (``MIXED``, ``FDA``, ...), or the authorities themselves (a scope inferred from a question)."""
+Scope = str | tuple[str, ...] | Among
+"""A contract scope name (``MIXED``, ``FDA``, ...), the authorities themselves, or ``Among`` authorities and issuers
+(a scope inferred from a question)."""
 
 
-def _authorities(scope: Scope) -> tuple[str, ...] | None:
-    """The authorities a scope admits; None = every authority."""
-    return scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
+def _among(scope: Scope) -> Among | None:
+    """What a scope admits; None = every chunk."""
+    if isinstance(scope, Among):
+        return scope
+    authorities = scope if isinstance(scope, tuple) else SCOPE_AUTHORITIES[scope]
+    return None if authorities is None else Among(authorities)
 
 
 def _scope_clause(scope: Scope, params: dict, alias: str = "") -> str:
-    authorities = _authorities(scope)
-    if authorities is None:
+    among = _among(scope)
+    if among is None:
         return ""
-    params["auth"] = list(authorities)
-    return f" AND {alias}authority = ANY(%(auth)s)"
+    params["auth"] = list(among.authorities)
+    if not among.issuers:
+        return f" AND {alias}authority = ANY(%(auth)s)"
+    params["issuers"] = list(among.issuers)
+    return f" AND ({alias}authority = ANY(%(auth)s) OR {alias}issuer = ANY(%(issuers)s))"
 
 
 # The query's lexemes, normalised by the same 'english' configuration as the stored tsv, OR-ed together.
@@ -91,15 +99,15 @@ _QUERY_TERMS = """
 """
 
 
-def _bm25_sql(kind: str, scope_sql: str, from_stats: bool = True) -> str:
+def _bm25_sql(kind: str, scope_sql: str, scoped: str, from_stats: bool = True) -> str:
     """Okapi BM25 over the stored tsvector: tf from lexeme positions, dl = lexeme count.
 
     N, the average length and each term's document frequency come from ``chunk_stats`` and ``lexeme_stats``
     (kept by triggers on chunks, migration 0006): a few index lookups, nothing read per chunk of the corpus.
     Only the chunks holding a query term are read (one GIN index scan), for their term frequencies.
     ``from_stats=False`` is the reference it replaced: the same figures counted from the corpus per query.
+    ``scope_sql`` is the scope's clause on the tables' own columns, ``scoped`` on the chunks aliased ``c``.
     """
-    scoped = scope_sql.replace(" authority", " c.authority")
     if from_stats:
         corpus = f"""
     stats AS (SELECT sum(n)::float AS n, greatest(sum(total_length)::numeric / nullif(sum(n), 0), 1)::float AS avgdl
@@ -127,9 +135,8 @@ def _bm25_sql(kind: str, scope_sql: str, from_stats: bool = True) -> str:
     """
 
 
-def _ts_rank_sql(kind: str, scope_sql: str) -> str:
+def _ts_rank_sql(kind: str, scoped: str) -> str:
     """Postgres' own cover-density rank (no document frequencies), normalised by document length."""
-    scoped = scope_sql.replace(" authority", " c.authority")
     return f"""
     WITH {_QUERY_TERMS}
     SELECT c.chunk_id, ts_rank_cd(c.tsv, q.query, 1) AS score FROM chunks c, q
@@ -154,7 +161,7 @@ class ChunkSearch:
     def __init__(self, engine: Engine):
         self.engine = engine
         self._memory: dict[str, MemoryBM25] = {}
-        self._authorities: dict[str, set[str]] = {}  # by index version, the latest only
+        self._authorities: dict[str, tuple[set[str], set[str]]] = {}  # authorities, issuers: latest index version
         self._conn: Connection | None = None
         self._ef_search = 0
         self._terms: dict[str, QueryTerms] = {}  # a bound reader's query lexemes, shared by both kinds' indexes
@@ -190,15 +197,23 @@ class ChunkSearch:
 
     def authorities(self, index_version: str | None = None) -> set[str]:
         """The authorities that have documents in the index; remembered for ``index_version`` when given (documents
-        change only with a new index version: ``ChunkStore.replace_document``)."""
+        change only with a new index version: ``ChunkStore.replace_document``, ``relabel``)."""
+        return set(self._labels(index_version)[0])
+
+    def issuers(self, index_version: str | None = None) -> set[str]:
+        """The issuers that have documents in the index (remembered like ``authorities``)."""
+        return set(self._labels(index_version)[1])
+
+    def _labels(self, index_version: str | None) -> tuple[set[str], set[str]]:
         if index_version in self._authorities:
-            return set(self._authorities[index_version])
+            return self._authorities[index_version]
         with self.engine.connect() as conn:
-            found = set(conn.execute(text("SELECT DISTINCT authority FROM documents")).scalars())
+            rows = conn.execute(text("SELECT DISTINCT authority, issuer FROM documents")).all()
+        found = {r[0] for r in rows}, {r[1] for r in rows if r[1]}
         if index_version is not None:
             self._authorities.clear()
             self._authorities[index_version] = found
-        return set(found)
+        return found
 
     def document_texts(self) -> dict[str, str]:
         """Each document's text: its parents joined (children for a document without parents)."""
@@ -270,12 +285,13 @@ class ChunkSearch:
                     terms = query_terms(conn, query)
                 if self._conn is not None:  # within one question's reading transaction
                     self._terms[query] = terms
-            found = self._memory_index(kind).search(terms, _authorities(scope), k, k1, b)
+            found = self._memory_index(kind).search(terms, _among(scope), k, k1, b)
             return [Ranked(chunk_id, score) for chunk_id, score in found]
         params: dict = {"qtext": query, "k": k, "k1": k1, "b": b}
-        scope_sql = _scope_clause(scope, params)
-        sql = (_ts_rank_sql(kind, scope_sql) if ranker == "ts_rank_cd"
-               else _bm25_sql(kind, scope_sql, from_stats=ranker == "bm25"))
+        scope_sql, scoped = _scope_clause(scope, params), _scope_clause(scope, params, "c.")
+        # the statistics are kept per authority: a scope that names issuers counts its own
+        from_stats = ranker == "bm25" and not (isinstance(scope, Among) and scope.issuers)
+        sql = (_ts_rank_sql(kind, scoped) if ranker == "ts_rank_cd" else _bm25_sql(kind, scope_sql, scoped, from_stats))
         with self._connect() as conn:
             if self._conn is None:  # a bound reader set it once
                 conn.exec_driver_sql("SET LOCAL client_min_messages = warning")  # stopword-only queries NOTICE

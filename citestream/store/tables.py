@@ -30,6 +30,8 @@ documents = Table(
     Column("ingested_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("origin", Text, nullable=False, server_default="",
            comment="The root a document came from; only that root replaces it (store.chunks.may_replace)"),
+    Column("issuer", Text, nullable=False, server_default="",
+           comment="Who issued it (core.regulators); '' when unknown"),
 )
 
 chunks = Table(
@@ -43,6 +45,7 @@ chunks = Table(
     Column("page", Integer, nullable=False, comment="1-based physical page"),
     Column("section", Text, nullable=True),
     Column("authority", Text, nullable=False),
+    Column("issuer", Text, nullable=False, server_default=""),
     Column("text", Text, nullable=False),
     Column("embedding", Vector(EMBEDDING_DIM), nullable=True),
     Column("tsv", TSVECTOR, Computed("to_tsvector('english', text)", persisted=True)),
@@ -51,6 +54,7 @@ chunks = Table(
     Index("chunks_doc_id_idx", "doc_id"),
     Index("chunks_parent_id_idx", "parent_id"),
     Index("chunks_authority_kind_idx", "authority", "kind"),
+    Index("chunks_issuer_kind_idx", "issuer", "kind"),
     Index(
         "chunks_embedding_hnsw_idx", "embedding", postgresql_using="hnsw",
         postgresql_with={"m": 16, "ef_construction": 64},

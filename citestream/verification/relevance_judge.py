@@ -10,19 +10,21 @@ if one of them agrees with it on who does what, polarity, every number and every
 * The first unit without a conflict that states all of the claim passes it: every number, every restrictor
   ("only", "all"), every name (acronyms, capitalised names, section references such as 505(j): exactly, in the
   unit or in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf), the claim's doers and
-  subjects (in the unit itself), and the other words by stem — unless the model judges the unit a restatement
-  (``paraphrase_threshold``): then the other words may be the unit's own ("expects … to arrive" for "anticipates
-  … will be submitted"). Otherwise ``unclear``. Only ``pass`` carries the unit quoted as evidence.
+  subjects in the unit itself, the words that restrict those subjects in the unit or its section's heading ("the
+  pilot scale process" is not "the commercial scale process": ``clauses.subject_qualifiers``), and the other words
+  by stem — unless the model judges the unit a restatement (``paraphrase_threshold``): then the other words may be
+  the unit's own ("expects … to arrive" for "anticipates … will be submitted"). Otherwise ``unclear``. Only ``pass``
+  carries the unit quoted as evidence.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.clauses import SELF_REFERENCES
+from ..core.clauses import SELF_REFERENCES, subject_qualifiers
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
-from ..core.text_units import file_name_words, sentence_units, words
+from ..core.text_units import file_name_words, sentence_units, stem, words
 from .checks import direction_conflict, negated_where, swapped_roles
 from .numbers import check_numbers
 from .rule_judge import in_context
@@ -91,10 +93,15 @@ class RelevanceJudge:
             if found:
                 continue
             parties = participants(claim.text, _authority(chunk))
-            said = [t for t in terms if t.exact or t.key in parties or scores[i] < self.paraphrase_threshold]
+            qualifiers = set(map(stem, subject_qualifiers(claim.text))) - parties
+            said = [t for t in terms
+                    if t.exact or t.key in parties | qualifiers or scores[i] < self.paraphrase_threshold]
             missing = [t.raw for t in missing_terms([t for t in said if t.key in parties], _naming(context, chunk))]
+            section = str(chunk.metadata.get("section") or "")  # a heading restricts what its sentences are about
+            missing += [t.raw for t in missing_terms([t for t in said if t.key in qualifiers], f"{context} {section}")]
             names = " ".join(_document_name(c) for c in holders[unit])  # every document saying it
-            missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties], f"{context} {names}")]
+            missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties | qualifiers],
+                                                     f"{context} {names}")]
             missing += [q.text for q in check_numbers(claim.text, context).unsupported]
             if not missing:
                 return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",

@@ -133,3 +133,4 @@ def missing_terms(terms: list[Term], evidence: str) -> list[Term]:
     keys = evidence_keys(evidence)
     ev_words = [normalize(t) for t in tokens(evidence)]
     return [t for t in terms if not term_found(t, keys, ev_words)]
+

@@ -32,7 +32,10 @@ from starlette.staticfiles import StaticFiles
 from ..streams import idle_fetch
 from ..config import Settings, get_settings
 from ..core.errors import RecordRejected
+from ..core.regulators import ISSUERS
 from ..core.strict_json import decode_json
+from ..ingest.pipeline import doc_id_for
+from ..store.chunks import UPLOAD
 from ..models import IngestRequest, QuestionEvent
 from ..models.common import RequestId
 from ..store import engine_for
@@ -123,6 +126,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
     pdf_work = PdfWork(settings.pdf_workers, web.pdf_jobs, settings.pdf_wall_s + 5)
     boxes = render.KeptBoxes(web.boxes_kept)
     page_cache = settings.state_dir / "web" / "pages"
+    owners = settings.state_dir / "web" / "owners"  # digests of the uploaders' secrets (``uploads.keep_owner``)
     cache_bytes = int(web.page_cache_mb * (1 << 20))
     uploads_dir = settings.uploads_dir
 
@@ -252,8 +256,41 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         if failed := await _publish(bridge, "documents.ingest", ingest):
             uploads.discard(saved)
             return failed
-        return JSONResponse({"request_id": ingest.request_id, "file": saved.path.name,
+        doc_id = doc_id_for(saved.path, UPLOAD)
+        return JSONResponse({"request_id": ingest.request_id, "file": saved.path.name, "doc_id": doc_id,
+                             "owner_token": uploads.keep_owner(owners, doc_id),
                              "bytes": saved.path.stat().st_size}, status_code=202)
+
+    async def issuers(request: Request) -> Response:
+        return JSONResponse({"issuers": list(ISSUERS)})
+
+    async def correct_issuer(request: Request) -> Response:
+        """Body: ``{"doc_id", "issuer", "owner_token"}``. Whoever uploaded a document (the holder of the secret its
+        upload was answered with) corrects its issuer: the upload is sent to ``documents.ingest`` again with that
+        issuer, which the ingest agent takes as the uploader's word (its scope stays MIXED)."""
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _error(415, "send the correction as application/json")
+        try:
+            body = decode_json(await read_capped(request.headers.get("content-length"), request.stream(), 4096))
+        except (BodyTooLarge, RecordRejected):
+            return _error(400, "the body is not a JSON object a correction can be read from")
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str)
+                                                 for k in ("doc_id", "issuer", "owner_token")):
+            return _error(400, "send doc_id, issuer and owner_token")
+        doc = await asyncio.to_thread(queries.get_document, engine, body["doc_id"])
+        if doc is None or doc.origin != UPLOAD or not uploads.is_owner(owners, doc.doc_id, body["owner_token"]):
+            return _error(403, "only whoever uploaded a document may correct its issuer")
+        if wait := budgets.all_uploads.allow():  # an ingest and an index version, like an upload
+            return _error(429, "the page takes no more uploads or corrections this minute", wait)
+        try:
+            ingest = IngestRequest(request_id=f"web-issuer-{uuid.uuid4().hex[:12]}", paths=[doc.source],
+                                   issuer=body["issuer"])
+        except ValidationError:
+            return _error(422, f"issuer must be one of {', '.join(ISSUERS)}")
+        if failed := await _publish(bridge, "documents.ingest", ingest):
+            return failed
+        return JSONResponse({"request_id": ingest.request_id, "doc_id": doc.doc_id, "issuer": ingest.issuer},
+                            status_code=202)
 
     async def chunk(request: Request) -> Response:
         info = await asyncio.to_thread(queries.get_chunk, engine, request.path_params["chunk_id"])
@@ -302,6 +339,8 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         Route("/api/requests/{request_id:str}", request_timeline),
         Route("/api/documents", documents),
         Route("/api/documents", upload, methods=["POST"]),
+        Route("/api/documents/issuer", correct_issuer, methods=["POST"]),
+        Route("/api/issuers", issuers),
         Route("/api/ingests/{request_id:str}", latest("ingested")),
         Route("/api/chunks/{chunk_id:str}", chunk),
         Route("/api/pages/{doc_id:str}/{page:int}.png", page_image),

@@ -29,6 +29,8 @@ class DocumentInfo:
     source: str
     content_sha256: str
     origin: str  # root:<folder> | upload | inline | cli: who owns it (store.chunks.may_replace)
+    issuer: str = ""  # who issued it (core.regulators); '' when unknown
+    issuer_source: str = ""  # where that came from: manifest, first-page, uploader, ... (ingest.issuer)
 
 
 @dataclass(frozen=True)
@@ -49,13 +51,14 @@ def _document_columns():
                .where(index_versions.c.created_at <= documents.c.ingested_at).scalar_subquery())
     return [documents.c.doc_id, documents.c.pdf, documents.c.title, documents.c.authority, documents.c.pages,
             children.label("chunks"), version.label("version"), documents.c.ingested_at, documents.c.source,
-            documents.c.content_sha256, documents.c.origin]
+            documents.c.content_sha256, documents.c.origin, documents.c.issuer,
+            documents.c.metadata["_issuer"]["source"].astext.label("issuer_source")]
 
 
 def _document(row) -> DocumentInfo:
     return DocumentInfo(row.doc_id, row.pdf, row.title, row.authority, row.pages, row.chunks,
                         index_version_name(row.version), row.ingested_at.isoformat(), row.source, row.content_sha256,
-                        row.origin)
+                        row.origin, row.issuer, row.issuer_source or "")
 
 
 def list_documents(engine: Engine) -> list[DocumentInfo]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
+import secrets
 import os
 import re
 import uuid
@@ -149,3 +151,25 @@ def discard(saved: SavedUpload) -> None:
         saved.path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):  # not empty: the same bytes under another name
             saved.path.parent.rmdir()
+
+
+def keep_owner(owners_dir: Path, doc_id: str) -> str:
+    """A new secret for whoever uploaded ``doc_id``: only its digest is kept, under the page's state, and the one
+    who holds it may correct the document's issuer (``is_owner``). A later upload of the same name takes it over."""
+    owners_dir.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(24)
+    _owner_file(owners_dir, doc_id).write_text(hashlib.sha256(token.encode()).hexdigest())
+    return token
+
+
+def is_owner(owners_dir: Path, doc_id: str, token: str) -> bool:
+    """Whether ``token`` is the secret the upload of ``doc_id`` was given."""
+    try:
+        kept = _owner_file(owners_dir, doc_id).read_text().strip()
+    except OSError:
+        return False
+    return hmac.compare_digest(kept, hashlib.sha256(token.encode()).hexdigest())
+
+
+def _owner_file(owners_dir: Path, doc_id: str) -> Path:
+    return owners_dir / hashlib.sha256(doc_id.encode()).hexdigest()

@@ -172,9 +172,23 @@ def test_the_worker_and_the_page_get_a_passfile_of_the_app_role_alone(embedded, 
                         connect_timeout=5)
 
 
-def test_servers_in_a_folder_postgres_cannot_enter_stop_with_one_line():
-    """A clone in a 0700 folder (``mktemp -d``, a private home): ``infra up`` says why and what to do in one line,
-    exit 2, no traceback (it was a bare CalledProcessError from initdb)."""
+def _private_clone(tmp_root: Path) -> tuple[Path, dict[str, str]]:
+    """A state folder inside a 0700 folder (a clone in ``mktemp -d``), with ports and a PG_HOME of its own."""
+    tmp_root.chmod(0o755)
+    private = tmp_root / "private"
+    private.mkdir(mode=0o700)
+    home = tmp_root / "pg-home"  # where Postgres' files go instead of /var/lib/citestream-pg
+    env = {**os.environ, "CITESTREAM_STATE_DIR": str(private / "clone" / ".state"), "CITESTREAM_PG_HOME": str(home),
+           "CITESTREAM_PG_PORT": str(free_port(25900)), "CITESTREAM_BROKER_PORT": str(free_port(25950))}
+    for name in ("CITESTREAM_DATABASE_URL", "CITESTREAM_BROKER_URL"):
+        env.pop(name, None)
+    return private, env
+
+
+def test_servers_of_a_folder_postgres_cannot_enter_keep_its_files_where_it_can_and_say_where():
+    """A clone in a 0700 folder (``mktemp -d``, a private home): ``infra up`` starts Postgres with its files in a
+    folder its user can enter, linked from the state folder, and prints where (issue 47: it used to stop there);
+    ``infra down`` stops what it started."""
     import shutil
     import subprocess
     import sys
@@ -183,13 +197,38 @@ def test_servers_in_a_folder_postgres_cannot_enter_stop_with_one_line():
     if os.geteuid() != 0:
         pytest.skip("Postgres runs as another user only when started as root")
     root = Path(tempfile.mkdtemp(prefix="citestream-private-"))  # not under pytest's own 0700 folders
-    root.chmod(0o755)
-    private = root / "private"
-    private.mkdir(mode=0o700)
-    env = {**os.environ, "CITESTREAM_STATE_DIR": str(private / "clone" / ".state"),
-           "CITESTREAM_PG_PORT": str(free_port(25900)), "CITESTREAM_BROKER_PORT": str(free_port(25950))}
-    for name in ("CITESTREAM_DATABASE_URL", "CITESTREAM_BROKER_URL"):
-        env.pop(name, None)
+    private, env = _private_clone(root)
+    owner = root / "owner.json"
+    state = private / "clone" / ".state"
+    try:
+        up = subprocess.run([sys.executable, "-m", "citestream", "infra", "up", "--owner-file", str(owner)],
+                            capture_output=True, text=True, env=env, timeout=180)
+        assert up.returncode == 0, up.stderr
+        target = (state / "pg").resolve()
+        assert (state / "pg").is_symlink() and target.parent.parent == root / "pg-home"
+        assert f"cannot enter {state}: Postgres' files are in {target}" in up.stdout
+        assert (target / "data" / "PG_VERSION").exists() and "started now: postgres, broker" in up.stdout
+    finally:
+        down = subprocess.run([sys.executable, "-m", "citestream", "infra", "down", "--owner-file", str(owner)],
+                              capture_output=True, text=True, env=env, timeout=120)
+        shutil.rmtree(root, ignore_errors=True)
+    assert "stopped: broker, postgres" in down.stdout, down.stdout + down.stderr
+
+
+def test_a_cluster_already_inside_a_folder_postgres_cannot_enter_stops_with_one_line():
+    """Data already made there is never moved: ``infra up`` says why and what to do in one line, exit 2."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("Postgres runs as another user only when started as root")
+    root = Path(tempfile.mkdtemp(prefix="citestream-private-"))
+    private, env = _private_clone(root)
+    data = private / "clone" / ".state" / "pg" / "data"
+    data.mkdir(parents=True)
+    (data / "PG_VERSION").write_text("18\n")
     try:
         done = subprocess.run([sys.executable, "-m", "citestream", "infra", "up"], capture_output=True, text=True,
                               env=env, timeout=120)

@@ -316,8 +316,8 @@ def test_uploads_and_inline_documents_never_replace_a_document_of_another_root(t
         "Food and Drug Administration", ["Filters need no integrity test at all."])])
     upload = ingest_request(_request(paths=[str(impostor)], authority="FDA"), store, embedder, roots=roots)
     assert upload.outputs.errors == [] and upload.outputs.docIds == [f"upload:{name}"]
-    assert upload.outputs.documents[0].model_dump(include={"authority", "authoritySource", "origin"}) == {
-        "authority": "MIXED", "authoritySource": "unknown", "origin": "upload"}
+    assert upload.outputs.documents[0].model_dump(include={"authority", "issuer", "authoritySource", "origin"}) == {
+        "authority": "MIXED", "issuer": "FDA", "authoritySource": "first-page", "origin": "upload"}  # read, not scoped
     assert all(c.startswith(f"upload:{name}-chunk-") for c in upload.outputs.chunkIds)
 
     # an inline document and a file of another root that take the corpus document's id are refused
@@ -344,7 +344,7 @@ def test_an_inline_documents_authority_is_mixed_whatever_the_record_says(store, 
                                      authority="FDA"), store, embedder)
     assert result.outputs.documents[0].model_dump(include={"authority", "origin"}) == {
         "authority": "MIXED", "origin": "inline"}
-    assert result.outputs.warnings[0].reason.startswith("authority unknown")
+    assert result.outputs.warnings[0].reason.startswith("issuer unknown")
     with store.engine.connect() as conn:  # the sender's "source" is kept as what it says, never as a file to open
         source, metadata = conn.execute(text("SELECT source, metadata FROM documents WHERE doc_id = :d"),
                                         {"d": doc_id}).one()

@@ -1,10 +1,12 @@
-"""Parsing and chunking without a database: cleaning, sections, exact pages, pass 2, authority, stable ids."""
+"""Parsing and chunking without a database: cleaning, footnotes, sections, exact pages, pass 2, issuer, stable
+ids."""
 
+import re
 from pathlib import Path
 
 import pytest
 
-from citestream.ingest.issuer import decide_authority
+from citestream.ingest.issuer import decide_issuer
 from citestream.ingest.chunking import CHILD_CHARS, OVERFLOW, PARENT_CHARS, child_pieces_from_blocks, group_parents
 from citestream.ingest.layout import Block, extract_blocks
 from citestream.ingest.pdf import Fragment, RawPage, UnreadablePdf, read_pages
@@ -103,31 +105,91 @@ def test_a_child_keeps_the_end_of_a_sentence_a_block_boundary_cut_on_its_page():
     pieces = child_pieces_from_blocks([head, tail])
     assert pieces[0].text.endswith("reported to FDA\nonly in the IND annual report.")
     assert pieces[1].text == rest.strip()
-    on_next_page = child_pieces_from_blocks([head, Block(2, tail.text, "text", "S")])
-    assert on_next_page[0].text.endswith("reported to FDA") and on_next_page[1].page == 2
+    on_next_page = child_pieces_from_blocks([head, Block(2, tail.text, "text", "S")])  # completed across the break
+    assert on_next_page[0].text.endswith("reported to FDA\nonly in the IND annual report.")
+    assert (on_next_page[0].page, on_next_page[1].page, on_next_page[1].text) == (1, 2, rest.strip())
+    footnote = Block(1, "21 CFR 314.3(b).", "note", "S")  # between the two, it stays where it is
+    around = child_pieces_from_blocks([head, footnote, Block(2, tail.text, "text", "S")])
+    assert around[0].text.endswith("only in the IND annual report.") and around[1].text == footnote.text
+    heading_next = child_pieces_from_blocks([head, Block(2, "Other changes are listed below.", "text", "T")])
+    assert heading_next[0].text.endswith("reported to FDA")  # another section: not the rest of that sentence
     list_item = child_pieces_from_blocks([head, Block(1, f"(4) As applicable, the same. {rest}", "list", "S")])
     assert list_item[0].text.endswith("reported to FDA")  # an enumerated item is not the rest of the sentence
 
 
-def test_authority_from_rules_when_no_manifest(tmp_path):
+def test_issuer_from_the_first_pages_when_no_manifest(tmp_path):
     folder = tmp_path / "no-manifest"
     folder.mkdir()
     fda = "U.S. Department of Health and Human Services\nFood and Drug Administration"
     ich = "INTERNATIONAL CONFERENCE ON HARMONISATION OF TECHNICAL REQUIREMENTS"
-    assert decide_authority(folder / "x.pdf", fda).authority == "FDA"
-    assert decide_authority(folder / "x.pdf", f"Guidance for Industry\n{ich}\n{fda}").authority == "ICH"
-    assert decide_authority(folder / "x.pdf", "European Medicines Agency\nCHMP").authority == "EMA"
-    assert decide_authority(folder / "SOP-QA-012.pdf", "Standard Operating Procedure").authority == "SOPS"
-    assert decide_authority(folder / "ICH_Q10.pdf", "").authority == "ICH"
-    unknown = decide_authority(folder / "notes.pdf", "Minutes of the garden club")
-    assert (unknown.authority, unknown.source) == ("MIXED", "unknown")
-    assert decide_authority(folder / "notes.pdf", fda, given="SOPS").authority == "SOPS"
+    assert decide_issuer(folder / "x.pdf", [fda]).authority == "FDA"
+    assert decide_issuer(folder / "x.pdf", [f"Guidance for Industry\n{ich}\n{fda}"]).authority == "ICH"
+    assert decide_issuer(folder / "x.pdf", ["European Medicines Agency\nCHMP"]).authority == "EMA"
+    assert decide_issuer(folder / "SOP-QA-012.pdf", ["Standard Operating Procedure"]).authority == "SOPS"
+    assert decide_issuer(folder / "ICH_Q10.pdf", [""]).authority == "ICH"
+    unknown = decide_issuer(folder / "notes.pdf", ["Minutes of the garden club"])
+    assert (unknown.issuer, unknown.authority, unknown.source) == ("", "MIXED", "unknown")
+    assert decide_issuer(folder / "notes.pdf", [fda], given_authority="SOPS").authority == "SOPS"
 
 
-def test_authority_from_manifest_beside_the_pdfs(tmp_path):
-    (tmp_path / "manifest.json").write_text('[{"file": "a.pdf", "authority": "EMA"}]')
-    decision = decide_authority(tmp_path / "a.pdf", "Food and Drug Administration")
-    assert (decision.authority, decision.source) == ("EMA", "manifest")
+def test_issuer_from_the_manifest_beside_the_pdfs(tmp_path):
+    (tmp_path / "manifest.json").write_text('[{"file": "a.pdf", "authority": "EMA"}, '
+                                            '{"file": "b.pdf", "issuer": "WHO"}]')
+    decision = decide_issuer(tmp_path / "a.pdf", ["Food and Drug Administration"])
+    assert (decision.issuer, decision.authority, decision.source) == ("EMA", "EMA", "manifest")
+    who = decide_issuer(tmp_path / "b.pdf", ["Food and Drug Administration"])
+    assert (who.issuer, who.authority, who.source, who.read.issuer) == ("WHO", "MIXED", "manifest", "FDA")
+
+
+def _line(text: str, top: float, size: float = 12.0, **kw) -> Fragment:
+    return Fragment(1, text, 72, 540, top - size, top, size, False, **kw)
+
+
+def test_footnote_marks_and_margin_numbers_set_inside_a_line_are_dropped():
+    """The child marks digit runs no sentence holds (superscript, or set left of the text before them): they go; a
+    power of a unit stays."""
+    def marked(text: str, top: float, *after: str) -> Fragment:  # each mark: the digits right after ``after``
+        spans = []
+        for prefix in after:
+            start = text.index(prefix) + len(prefix)
+            spans.append((start, start + len(re.match(r"\d+", text[start:]).group(0))))
+        return _line(text, top, marks=tuple(spans))
+
+    lines = [marked("the Agency with resources8 to help ensure", 700, "resources"),
+             marked("of the 2016 edition of ISO 134852 (hereafter", 686, "ISO 13485"),
+             marked("methods validation5 20 data to support", 672, "validation", "validation5 "),
+             marked("a floor of 25 m2 in each room.", 658, "25 m")]
+    page = RawPage(1, 612, 792, " ".join(f.text for f in lines), lines)
+    text = " ".join(b.text for b in extract_blocks([page]))
+    assert ("resources to help" in text and "ISO 13485 (hereafter" in text and "validation data to" in text
+            and "25 m2 in each room" in text)
+
+
+def test_footnotes_are_told_by_their_numbers_and_never_join_the_body():
+    """Footnotes set only a little smaller than the body (0.86 of it in a corpus PDF) are notes when they open with a
+    number the page's text marks; a short one stays a chunk of its own."""
+    body = [_line(f"Sponsors compare a plasma exposure profile to a reference product{'.7' if i == 0 else ''} A "
+                  "systemic exposure", 700 - 14 * i, 16.2, marks=((66, 67),) if i == 0 else ()) for i in range(12)]
+    notes = [_line("7 21 CFR 320.25.", 120, 14.0, lead_number=7, lead_gap=1.0)]
+    blocks = extract_blocks([RawPage(1, 612, 792, "", body + notes)])
+    assert [b.kind for b in blocks if "CFR" in b.text] == ["note"]
+    pieces = child_pieces_from_blocks(blocks)
+    assert [p.kind for p in pieces if "320.25" in p.text] == ["note"]
+    assert not any("320.25" in p.text and "exposure" in p.text for p in pieces)
+
+
+def test_a_footer_stacked_on_a_running_line_and_page_of_lines_are_dropped():
+    pages = []
+    for n in range(1, 4):
+        lines = [_line("Guideline on the requirements for the chemical quality", 79.1, 8.7),
+                 _line(f"EMA/CHMP/QWP/545525/2017 Page {n}/3", 62.0, 8.5),
+                 _line(f"CFR 820.{n}(d)({n}) (enhanced display) page {n} of 3", 30.0, 8.5),
+                 _line(f"Body text of page {n} says what the guideline requires of every batch.", 700)]
+        pages.append(RawPage(n, 595, 842, "", [Fragment(n, f.text, f.x0, f.x1, f.bottom, f.top, f.size, f.bold)
+                                               for f in lines]))
+    text = _all_text(extract_blocks(pages))
+    assert "Guideline on the requirements" not in text and "enhanced display" not in text and "Page 2/3" not in text
+    assert text.count("Body text of page") == 3
 
 
 @pytest.mark.parametrize("make, reason", [

@@ -75,7 +75,7 @@ def test_a_child_still_busy_at_the_wall_time_is_killed_and_replaced(tmp_path, gu
     with pytest.raises(PdfRejected, match=r"took longer than 2 s \(CITESTREAM_PDF_WALL_S\)"):
         pool.call("render", slow.read_bytes(), page=1, scale=2.0)
     assert time.monotonic() - started < 10
-    pages, _ = pool.call("parse", guidance.read_bytes())
+    (pages, _metadata), _ = pool.call("parse", guidance.read_bytes())
     assert len(pages) == 3
 
 

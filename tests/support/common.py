@@ -9,9 +9,11 @@ from pathlib import Path
 from citestream.config import PROJECT_ROOT
 from citestream.infra.worker import WorkerProcess
 
-__all__ = ["CORPUS", "GOLDEN", "TESTS", "WorkerProcess", "migrate", "new_request_id", "own_topics_worker"]
+__all__ = ["CORPUS", "GOLDEN", "TESTS", "TRAINING_DOCS", "WorkerProcess", "migrate", "new_request_id",
+           "own_topics_worker"]
 
 CORPUS = (PROJECT_ROOT.parent / "shared" / "corpus").resolve()
+TRAINING_DOCS = (PROJECT_ROOT.parent / "shared" / "training-docs").resolve()  # never ingested into the corpus' DB
 TESTS = Path(__file__).resolve().parent.parent  # tests/
 GOLDEN = TESTS / "golden"
 

@@ -213,3 +213,75 @@ def write_slow_render_pdf(path: Path) -> Path:
         extra=[b"<< /ShadingType 1 /ColorSpace /DeviceRGB /Domain [0 1 0 1] /Matrix [612 0 0 792 0 0] "
                b"/Function 6 0 R >>", _stream(b"/FunctionType 4 /Domain [0 1 0 1] /Range [0 1 0 1 0 1]", function)]))
     return path
+
+
+# The first page of a document of each issuer, as each sets it: who issues it (in the words and the capitals it
+# uses), then the document's own title. ``issuer → (expected scope, cover lines)``.
+COVERS: dict[str, tuple[str, list[str]]] = {
+    "European Commission": ("EMA", [
+        "EUROPEAN COMMISSION", "DIRECTORATE-GENERAL FOR HEALTH AND FOOD SAFETY",
+        "Medicinal products - quality, safety and efficacy", "Brussels, 22 August 2022", "EudraLex",
+        "The Rules Governing Medicinal Products in the European Union", "Volume 4",
+        "EU Guidelines for Good Manufacturing Practice for Medicinal Products for Human and Veterinary Use",
+        "Annex 1 Manufacture of Sterile Medicinal Products"]),
+    "EMA": ("EMA", [
+        "25 January 2024", "EMA/CHMP/QWP/123456/2023", "Committee for Medicinal Products for Human Use (CHMP)",
+        "Guideline on the quality of water for pharmaceutical use", "Official address Domenico Scarlattilaan 6",
+        "An agency of the European Union", "(c) European Medicines Agency, 2024. Reproduction is authorised."]),
+    "ICH": ("ICH", [
+        "INTERNATIONAL COUNCIL FOR HARMONISATION OF TECHNICAL REQUIREMENTS FOR PHARMACEUTICALS FOR HUMAN USE",
+        "ICH HARMONISED GUIDELINE", "QUALITY RISK MANAGEMENT", "Q9(R1)", "Final version",
+        "Adopted on 18 January 2023"]),
+    "FDA": ("FDA", [
+        "Sterile Drug Products Produced by Aseptic Processing", "Guidance for Industry",
+        "U.S. Department of Health and Human Services", "Food and Drug Administration",
+        "Center for Drug Evaluation and Research (CDER)", "September 2004", "Pharmaceutical CGMPs"]),
+    "MHRA": ("MIXED", [
+        "Medicines & Healthcare products Regulatory Agency", "'GXP' Data Integrity Guidance and Definitions",
+        "Revision 1: March 2018"]),
+    "WHO": ("MIXED", [
+        "(c) World Health Organization 2014", "WHO Technical Report Series No. 986, 2014", "Annex 2",
+        "WHO good manufacturing practices for pharmaceutical products: main principles"]),
+    "PIC/S": ("MIXED", [
+        "PHARMACEUTICAL INSPECTION CONVENTION", "PHARMACEUTICAL INSPECTION CO-OPERATION SCHEME", "PE 009-17 (Intro)",
+        "25 August 2023", "GUIDE TO GOOD MANUFACTURING PRACTICE FOR MEDICINAL PRODUCTS", "(c) PIC/S August 2023"]),
+    "Health Canada": ("MIXED", [
+        "Health Canada", "Sante Canada", "Good manufacturing practices guide for drug products (GUI-0001)",
+        "Date issued: February 28, 2018"]),
+    "TGA": ("MIXED", [
+        "Australian Government", "Department of Health and Aged Care", "Therapeutic Goods Administration",
+        "Australian regulatory guidelines for prescription medicines", "Version 1.1, June 2023"]),
+    "PMDA": ("MIXED", [
+        "Pharmaceuticals and Medical Devices Agency", "Office of Manufacturing Quality for Drugs",
+        "Questions and answers on the GMP ministerial ordinance", "Tokyo, April 2022"]),
+    "Swissmedic": ("MIXED", [
+        "Swissmedic, Swiss Agency for Therapeutic Products", "Guidance document",
+        "Authorisation of human medicinal products with known active pharmaceutical ingredient",
+        "Valid from: 1 January 2024"]),
+}
+
+
+def write_cover_pdf(path: Path, cover: list[str], body: list[str], author: str = "") -> Path:
+    """A document whose first page is ``cover`` (large, centred, as a title page is set) and whose second page is
+    ``body`` text; ``author`` goes into the PDF's document information."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    width, height = A4
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    if author:
+        c.setAuthor(author)
+    y = height - 100
+    for line in cover:
+        c.setFont("Helvetica-Bold", 13)
+        c.drawCentredString(width / 2, y, line)
+        y -= 28
+    c.showPage()
+    c.setFont("Helvetica", 11)
+    y = height - 90
+    for line in body:
+        c.drawString(72, y, line)
+        y -= 15
+    c.showPage()
+    c.save()
+    return path

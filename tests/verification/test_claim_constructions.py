@@ -122,3 +122,14 @@ def test_whether_or_not_negates_nothing_and_every_all_each_are_one_restrictor():
                              "FDA decides whether to grant the request")
     assert not missing_terms(claim_terms("every strength"), "all strengths")
     assert missing_terms(claim_terms("only sterile processes"), "sterile and non-sterile processes")
+
+
+def test_a_subjects_qualifiers_are_read_so_a_claim_cannot_swap_them():
+    """Issue 47 made "... the commercial scale process appears to make acceptable product" one whole sentence; its
+    false twin "the pilot scale process" must then be told apart by the words that restrict the subject, which a
+    restatement may not change (claims_corpus CX08)."""
+    from citestream.core.clauses import subject_qualifiers
+
+    claim = "Conformance batches are prepared to demonstrate that the pilot scale process appears to make product"
+    assert {"pilot", "scale"} <= subject_qualifiers(claim)
+    assert "commercial" in subject_qualifiers("The commercial scale process appears to make acceptable product.")

@@ -189,6 +189,16 @@ def test_documents_list_and_upload_through_documents_ingest(page, web_stack, tmp
     assert origins[f"Uploaded-guidance-{marker}.pdf"] == "upload"  # where each document came from
     assert origins["smoke-001.pdf"] == "cli"  # the stack ingests the demo PDFs as the command line would
 
+    # who issued it, as read; this browser uploaded it, so it may correct it (issue 47)
+    row = page.locator("#docs tbody tr", has_text=f"Uploaded-guidance-{marker}.pdf")
+    assert row.locator(".issuer").inner_text() == "FDA" and "file name" in row.inner_text()  # "...guidance..."
+    assert page.locator("#docs tbody tr", has_text="smoke-001.pdf").locator("form.issuer-fix").count() == 0
+    row.locator("form.issuer-fix select").select_option("WHO")
+    row.locator("form.issuer-fix button").click()
+    page.locator("#docs tbody tr", has_text=f"Uploaded-guidance-{marker}.pdf").locator(
+        ".issuer", has_text="WHO").wait_for(timeout=180_000)
+    assert "uploader" in page.locator("#docs tbody tr", has_text=f"Uploaded-guidance-{marker}.pdf").inner_text()
+
     not_pdf = tmp_path / "notes.pdf"
     not_pdf.write_text("<script>alert(1)</script> not a pdf")
     page.set_input_files("#upload-file", str(not_pdf))

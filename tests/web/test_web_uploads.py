@@ -122,3 +122,38 @@ def test_a_huge_page_is_shown_within_the_pixel_cap(http, web_stack, embedder, tm
     cited = http.get(f"/api/chunks/{huge.stem}-chunk-0").json()
     assert cited["unavailable"] is None and cited["boxes"]
     assert http.get("/healthz").json()["ok"]
+
+
+def test_an_uploads_issuer_is_shown_and_only_its_uploader_corrects_it(http, web_stack, tmp_path):
+    """The issuer read from an upload's first page is shown; the secret its upload was answered with lets whoever
+    uploaded it correct it (through documents.ingest, nothing embedded again), and nobody else."""
+    from tests.support.ingest import COVERS, prose, write_cover_pdf
+
+    name = f"gdp-{uuid.uuid4().hex[:8]}.pdf"
+    pdf = write_cover_pdf(tmp_path / name, COVERS["WHO"][1], prose("storage temperature", 12))
+    sent = _upload(http, name, pdf.read_bytes())
+    assert sent.status_code == 202, sent.text
+    doc_id, token = sent.json()["doc_id"], sent.json()["owner_token"]
+    read = _envelope(http, sent.json()["request_id"])["outputs"]["documents"][0]
+    assert (read["docId"], read["issuer"], read["authority"], read["authoritySource"]) == (
+        doc_id, "WHO", "MIXED", "first-page")
+    listed = {d["doc_id"]: d for d in http.get("/api/documents").json()["documents"]}
+    assert (listed[doc_id]["issuer"], listed[doc_id]["issuer_source"]) == ("WHO", "first-page")
+    assert "PIC/S" in http.get("/api/issuers").json()["issuers"]
+
+    def correct(issuer: str, secret: str, target: str = doc_id) -> httpx.Response:
+        return http.post("/api/documents/issuer", json={"doc_id": target, "issuer": issuer, "owner_token": secret})
+
+    assert correct("PIC/S", "not-the-secret").status_code == 403
+    assert correct("Nobody", token).status_code == 422
+    fixed = correct("pics", token)
+    assert fixed.status_code == 202, fixed.text
+    after = _envelope(http, fixed.json()["request_id"])["outputs"]["documents"][0]
+    assert (after["issuer"], after["authority"], after["authoritySource"], after["changed"]) == (
+        "PIC/S", "MIXED", "uploader", True)
+    listed = {d["doc_id"]: d for d in http.get("/api/documents").json()["documents"]}
+    assert (listed[doc_id]["issuer"], listed[doc_id]["issuer_source"], listed[doc_id]["authority"]) == (
+        "PIC/S", "uploader", "MIXED")
+    with make_engine(web_stack.database_url).connect() as conn:  # relabelled in place: the chunks carry it too
+        assert set(conn.execute(text("SELECT DISTINCT issuer FROM chunks WHERE doc_id = :d"), {"d": doc_id})
+                   .scalars()) == {"PIC/S"}

@@ -1,8 +1,8 @@
 """Phase A: retrieve facts for a question (qa-contract-v1 §1), gated by the relevance model. Facts only; never
 an answer.
 
-1. Whose rules: the authorities the question names narrow the scope (``scope``); a question about
-   a regulator with no indexed documents is refused here (WRONG_AUTHORITY).
+1. Whose rules: the regulators the question names narrow the scope to their documents (``scope``); a question
+   about regulators with no indexed documents is refused here (WRONG_AUTHORITY).
 2. Hybrid candidates, fused (``candidates``).
 3. The relevance model scores the best fused candidates; its score is MMR's relevance and the facts' order.
 4. The hard backstop: when no candidate reaches ``RelevancePolicy.backstop`` nothing relevant was found
@@ -21,6 +21,7 @@ from ...core.text_units import scored_units
 from ...relevance import RelevanceModel, carrying
 from .scope import asked_scope
 from ...store import ChunkSearch
+from ...store.scopes import Among
 from ...store.search import Scope
 from .candidates import gather
 from .expansion import expand_query
@@ -81,7 +82,8 @@ def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, em
     if reading is None:
         reading = read_question(question.question, corpus_lexicon(index, index_version)
                                 if policy.retrieval.corpus_variant else None)
-    asked = asked_scope(question.question, question.scope, index.authorities(index_version))
+    asked = asked_scope(question.question, question.scope, index.authorities(index_version),
+                        index.issuers(index_version))
     common = dict(**question.carry(policy_version=policy.version, index_version=index_version),
                   question=question.question, scope=question.scope, top_k=k, reading=reading)
 
@@ -91,12 +93,13 @@ def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, em
         return RelevanceTrace(model=relevance.name, scored=scored, best=best, backstop=relevance_policy.backstop,
                               named_authorities=list(asked.named),
                               authorities=list(asked.authorities) if asked.authorities is not None else None,
-                              scope_inferred=asked.inferred)
+                              issuers=list(asked.issuers), scope_inferred=asked.inferred)
 
     if asked.refusal:
         return FactsRecord(**common, facts=[], retrieval_trace=RetrievalTrace(stages=["scope"]), relevance=gate(),
                            no_answer=NoAnswer(code="WRONG_AUTHORITY", detail=asked.refusal))
-    scope = asked.authorities if asked.authorities is not None else question.scope
+    scope: Scope = question.scope if asked.authorities is None else (
+        Among(asked.authorities, asked.issuers) if asked.issuers else asked.authorities)
     with carrying(relevance.name, reading.asked) if relevance is not None else nullcontext() as carried:
         selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance,
                                          relevance_policy, index_version, reading.asked)

@@ -1,109 +1,67 @@
-"""Whose rules a question asks about: the authorities it names, and the scope they imply.
+"""Whose rules a question asks about: the regulators it names, and the documents that may answer it.
 
-qa-contract-v1 scopes a question to one authority (``MIXED | FDA | EMA | ICH | SOPS``). A publisher that left
-``MIXED`` may still ask about one authority in the question itself ("What does Health Canada require ...");
-such a question is answered only from that authority's documents, and with none indexed it is refused with that
-reason: another regulator's text answering for it would be a wrong answer, however on-topic.
+qa-contract-v1 scopes a question to one authority (``MIXED | FDA | EMA | ICH | SOPS``). A question may name a
+regulator itself ("What does Health Canada require ..."); since policy qa-v2.8 such a question is answered from that
+regulator's documents whenever any are indexed, whatever its scope field says: a regulator with a contract scope
+(FDA, EMA, ICH, SOPS) by the documents of that scope, any other (the MHRA, WHO, PIC/S, ...) by the documents whose
+``issuer`` it is. With none of the named regulators' documents indexed it is refused with that reason: another
+regulator's text answering for it would be a wrong answer, however on-topic. A scope the question's regulators agree
+with ("FDA" for a question naming FDA and ICH) is kept as it is.
 
-The table below is a gazetteer of drug regulators and their usual names, not a list of known questions.
-A jurisdiction word alone ("a drug approved in Canada") does not make the question about that jurisdiction's
-rules; only a regulator's name, or a jurisdiction used as the rule-maker ("EU GMP", "under UK law",
-"European regulations"), does.
+The regulators are a gazetteer (``core.regulators``), not a list of known questions. A jurisdiction word alone ("a
+drug approved in Canada") does not make the question about that jurisdiction's rules; only a regulator's name, or a
+jurisdiction used as the rule-maker ("EU GMP", "under UK law", "European regulations"), does.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Set
 from dataclasses import dataclass
 
-def _rules(*adjectives: str) -> str:
-    """A jurisdiction used as the rule-maker: "Canadian regulations", "Japanese guidelines"."""
-    return (rf"\b(?:{'|'.join(adjectives)})(?:'s)? (?:law|laws|rules|regulations?|requirements?|guidelines?"
-            r"|guidance|directives?|legislation|authorit(?:y|ies)|regulators?|GMP)\b")
+from ...core.regulators import ASKED, BY_NAME
 
-
-# A guideline code names ICH ("Q9", "Q8(R2)"), but not FDA's formulation sameness "Q1/Q2" (the lookbehind and the
-# required space or punctuation after the code).
-# ICH's members and observers and a few other drug regulators, by the names people use for them.
-# canonical name → (scope it maps to, or None for a regulator with no scope of its own; patterns)
-_AUTHORITIES: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    "FDA": ("FDA", (r"\bU\.?S\.? ?FDA\b", r"\bFDA'?s?\b", r"\bFood and Drug Administration\b", r"\bCDER\b",
-                    r"\bCBER\b", r"\b21 ?CFR\b")),
-    "ICH": ("ICH", (r"\bICH\b", r"\bInternational (?:Council|Conference) (?:for|on) Harmoni[sz]ation\b",
-                    r"(?<!/)\b(?:ICH )?Q(?:[1-9]|1[0-4])[A-E]?(?:\(R\d\))?(?= |,|\?|\.|$)")),
-    "EMA": ("EMA", (r"\bEMA'?s?\b", r"\bEMEA\b", r"\bEuropean Medicines Agency\b", r"\bCHMP\b", r"\bEudraLex\b",
-                    r"\bEuropean Commission\b", r"\bEU[- ]GMP\b",
-                    _rules("EU", "European", "European Union"), r"\bEU annex(?:es)?\b",
-                    r"\b(?:under|per|according to|in accordance with) (?:the )?(?:EU|European Union)(?:'s)?\b")),
-    "MHRA": (None, (r"\bMHRA\b", r"\bMedicines and Healthcare products Regulatory Agency\b",
-                    _rules("UK", "British"), r"\b(?:under|per|according to) (?:the )?UK\b")),
-    "Health Canada": (None, (r"\bHealth Canada\b", _rules("Canadian"))),
-    "PMDA": (None, (r"\bPMDA\b", r"\bMHLW\b", r"\bPharmaceuticals and Medical Devices Agency\b", _rules("Japanese"))),
-    "TGA": (None, (r"\bTGA\b", r"\bTherapeutic Goods Administration\b", _rules("Australian"))),
-    "WHO": (None, (r"\bWHO\b", r"\bWorld Health Organi[sz]ation\b")),
-    "NMPA": (None, (r"\bNMPA\b", r"\bCFDA\b", r"\bNational Medical Products Administration\b", _rules("Chinese"))),
-    "Swissmedic": (None, (r"\bSwissmedic\b", _rules("Swiss"))),
-    "ANVISA": (None, (r"\bANVISA\b", _rules("Brazilian"))),
-    "MFDS": (None, (r"\bMFDS\b", r"\bMinistry of Food and Drug Safety\b", _rules("Korean"))),
-    "HSA": (None, (r"\bHealth Sciences Authority\b", _rules("Singaporean", "Singapore"))),
-    "TFDA": (None, (r"\bTFDA\b", r"\bTaiwan FDA\b", _rules("Taiwanese"))),
-    "TITCK": (None, (r"\bTITCK\b", r"\bTurkish Medicines\b", _rules("Turkish"))),
-    "SFDA": (None, (r"\bSFDA\b", r"\bSaudi Food and Drug Authority\b", _rules("Saudi"))),
-    "COFEPRIS": (None, (r"\bCOFEPRIS\b", _rules("Mexican"))),
-    "SAHPRA": (None, (r"\bSAHPRA\b", _rules("South African"))),
-    "EDA": (None, (r"\bEgyptian Drug Authority\b", _rules("Egyptian"))),
-    "CDSCO": (None, (r"\bCDSCO\b", _rules("Indian"))),
-    "Roszdravnadzor": (None, (r"\bRoszdravnadzor\b", _rules("Russian"))),
-    "Medsafe": (None, (r"\bMedsafe\b", _rules("New Zealand"))),
-    "ANMAT": (None, (r"\bANMAT\b", _rules("Argentine", "Argentinian"))),
-    "INVIMA": (None, (r"\bINVIMA\b", _rules("Colombian"))),
-    "PIC/S": (None, (r"\bPIC/?S\b",)),
-}
-_PATTERNS = {name: re.compile("|".join(patterns)) for name, (_, patterns) in _AUTHORITIES.items()}
-SCOPE_OF = {name: scope for name, (scope, _) in _AUTHORITIES.items()}
+SCOPE_OF = {name: BY_NAME[name].scope for name in ASKED}
 
 
 def named_authorities(question: str) -> list[str]:
     """The regulators the question names, in table order. Case matters ("who" is not the WHO); in a question
     written all in capitals "WHO" is the word, not the organisation."""
     shouting = question.upper() == question
-    return [name for name, pattern in _PATTERNS.items()
+    return [name for name, pattern in ASKED.items()
             if pattern.search(question) and not (shouting and name == "WHO")]
 
 
 @dataclass(frozen=True)
 class AskedScope:
-    """The authorities whose documents may answer, and why."""
+    """The documents that may answer, and why: those of ``authorities`` (contract scopes) and those issued by
+    ``issuers`` (regulators without a scope of their own)."""
 
     authorities: tuple[str, ...] | None      # None: every authority (MIXED and nothing named)
     named: tuple[str, ...] = ()              # regulators the question names
     inferred: bool = False                   # narrowed from the question, not by the publisher
     refusal: str | None = None               # why no indexed document may answer, when none may
+    issuers: tuple[str, ...] = ()            # regulators without a scope, searched by their documents' issuer
 
 
-def asked_scope(question: str, scope: str, indexed: set[str]) -> AskedScope:
-    """The publisher's scope, narrowed by the authorities the question names.
+def asked_scope(question: str, scope: str, indexed: set[str], issuers: Set[str] = frozenset()) -> AskedScope:
+    """The publisher's scope, or the documents of the regulators the question names.
 
-    ``indexed`` is the set of authorities with documents in the index. A question that names only regulators
-    whose documents are not indexed is refused (WRONG_AUTHORITY); one naming an indexed authority is searched
-    in that authority's documents only.
+    ``indexed`` holds the authorities with documents in the index, ``issuers`` the issuers. A scope other than MIXED
+    stands when the question names no regulator or one of that scope. Otherwise the named regulators with indexed
+    documents are searched (qa-v2.8: whatever the scope said); with none, the question is refused (WRONG_AUTHORITY).
     """
     named = tuple(named_authorities(question))
-    named_scopes = {s for n in named if (s := SCOPE_OF[n])}  # the indexed scopes of the regulators named
-    if scope != "MIXED":
-        outside = [n for n in named if SCOPE_OF[n] != scope]
-        if named and len(outside) == len(named):
-            return AskedScope((scope,), named, False,
-                              f"the question asks about {', '.join(named)}, outside the requested scope {scope}")
-        allowed: tuple[str, ...] = (scope,)
-    elif not named:
+    if scope != "MIXED" and (not named or any(SCOPE_OF[n] == scope for n in named)):
+        if scope not in indexed:
+            return AskedScope((scope,), named, False, f"no {scope} documents are in the index")
+        return AskedScope((scope,), named)
+    if not named:
         return AskedScope(None)
-    elif not named_scopes:
-        return AskedScope((), named, True, f"the question asks about {', '.join(named)}, whose documents are not "
-                                           "in the index")
-    else:
-        allowed = tuple(sorted(named_scopes))
-    if not set(allowed) & indexed:
-        return AskedScope(allowed, named, scope == "MIXED",
-                          f"no {' or '.join(allowed)} documents are in the index")
-    return AskedScope(allowed, named, scope == "MIXED")
+    scopes = sorted({s for n in named if (s := SCOPE_OF[n]) and s in indexed})
+    by_issuer = tuple(n for n in named if SCOPE_OF[n] is None and n in issuers)
+    if not scopes and not by_issuer:
+        scoped = sorted({s for n in named if (s := SCOPE_OF[n])})
+        missing = f"no {' or '.join(scoped)} documents are in the index" if scoped and len(scoped) == len(named) \
+            else f"the question asks about {', '.join(named)}, whose documents are not in the index"
+        return AskedScope(tuple(scoped), named, True, missing)
+    return AskedScope(tuple(scopes), named, True, issuers=by_issuer)

@@ -366,13 +366,42 @@
     const uploads = $('#uploads');
     const waiting = new Map(); // request_id -> render function
 
+    let issuerNames = [];
+    const OWNER = 'citestream-owner:'; // localStorage: the secret each upload of this browser was answered with
+
+    function issuerCell(d) {
+      const said = d.issuer || 'unknown';
+      const cell = h('td', {}, h('span', { class: 'issuer', text: said }),
+        d.issuer_source ? h('span', { class: 'meta', text: ` (${d.issuer_source.replace('-', ' ')})` }) : '');
+      const token = d.origin === 'upload' ? localStorage.getItem(OWNER + d.doc_id) : null;
+      if (!token || !issuerNames.length) return cell;
+      const select = h('select', { 'aria-label': `issuer of ${d.pdf}` },
+        issuerNames.map((n) => h('option', { value: n, text: n, selected: n === d.issuer })));
+      const status = h('span', { class: 'meta', role: 'status' });
+      const form = h('form', { class: 'issuer-fix' }, select, h('button', { type: 'submit', text: 'correct' }), status);
+      form.addEventListener('submit', async (e) => {
+        e.preventDefault();
+        status.textContent = ' sending…';
+        const r = await fetch('/api/documents/issuer', { method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ doc_id: d.doc_id, issuer: select.value, owner_token: token }) });
+        let body = {};
+        try { body = await r.json(); } catch (err) { body = {}; }
+        if (r.status !== 202) { status.textContent = ' ' + (body.error || `refused (HTTP ${r.status})`); return; }
+        status.textContent = ` sent as ${body.request_id}; waiting for the ingest agent…`;
+        waiting.set(body.request_id, () => { waiting.delete(body.request_id); loadDocuments(); });
+      });
+      cell.append(form);
+      return cell;
+    }
+
     async function loadDocuments() {
-      const r = await getJSON('/api/documents');
+      const [r, names] = await Promise.all([getJSON('/api/documents'), getJSON('/api/issuers')]);
+      issuerNames = (names.body && names.body.issuers) || [];
       clear(tbody);
       const docs = (r.body && r.body.documents) || [];
       for (const d of docs) {
         tbody.append(h('tr', {}, h('td', {}, h('code', { text: d.pdf })), h('td', { text: d.origin || 'unrecorded' }),
-          h('td', { text: d.title }),
+          h('td', { text: d.title }), issuerCell(d),
           h('td', { text: d.authority }), h('td', { class: 'num', text: d.pages }), h('td', { class: 'num', text: d.chunks }),
           h('td', { text: d.index_version }), h('td', { text: new Date(d.ingested_at).toLocaleString() })));
       }
@@ -388,7 +417,8 @@
           ` ingested ${o.ingestedCount} document(s), ${o.chunkCount} chunk(s) · ${env.index_version || ''}`));
       if (Array.isArray(o.documents) && o.documents.length) {
         box.append(h('ul', {}, o.documents.map((d) => h('li', {},
-          h('code', { text: d.docId }), ` · from ${d.origin} · ${d.pages} pages · ${d.chunkCount} chunks · ${d.authority} (${d.authoritySource})`,
+          h('code', { text: d.docId }), ` · from ${d.origin} · ${d.pages} pages · ${d.chunkCount} chunks · issuer ` +
+          `${d.issuer || 'unknown'} (${d.authoritySource}${d.issuerEvidence ? ': “' + d.issuerEvidence + '”' : ''}) · scope ${d.authority}`,
           d.changed ? '' : ' · unchanged, not re-ingested'))));
       }
       for (const e of o.errors || []) box.append(h('p', { class: 'error', text: `error: ${e.reason}` }));
@@ -426,6 +456,7 @@
           return;
         }
         view.progress.value = '100';
+        if (body.doc_id && body.owner_token) localStorage.setItem(OWNER + body.doc_id, body.owner_token);
         const started = Date.now();
         const rid = body.request_id;
         view.li.dataset.rid = rid;

@@ -1,4 +1,5 @@
-"""Whose rules a question asks about: named regulators narrow the scope; an unindexed one is refused."""
+"""Whose rules a question asks about: named regulators narrow the search to their documents; unindexed ones are
+refused."""
 
 import pytest
 
@@ -47,8 +48,26 @@ def test_a_regulator_without_documents_is_refused_with_the_reason():
     assert asked_scope("What does EMA require?", "MIXED", INDEXED | {"EMA"}).refusal is None
 
 
-def test_a_question_outside_the_publishers_scope_is_refused():
+def test_a_regulator_the_scope_field_does_not_name_is_answered_from_its_documents():
+    """qa-v2.8: the regulator a question names decides, whatever the scope field says; refused only when none of its
+    documents is indexed."""
     asked = asked_scope("What does the EMA require for electronic signatures?", "FDA", INDEXED)
-    assert asked.refusal and "outside the requested scope FDA" in asked.refusal
+    assert asked.refusal == "no EMA documents are in the index"
+    answered = asked_scope("What does the EMA require for electronic signatures?", "FDA", INDEXED | {"EMA"})
+    assert answered.authorities == ("EMA",) and answered.refusal is None and answered.inferred
     kept = asked_scope("Does FDA accept EMA inspection reports?", "FDA", INDEXED)
-    assert kept.authorities == ("FDA",) and kept.refusal is None
+    assert kept.authorities == ("FDA",) and kept.refusal is None and not kept.inferred
+    sops = asked_scope("Searching our SOPs only: how often does the MHRA require self-inspections?", "SOPS",
+                       INDEXED | {"SOPS"}, issuers={"MHRA"})
+    assert sops.authorities == () and sops.issuers == ("MHRA",) and sops.refusal is None
+
+
+def test_a_regulator_without_a_scope_is_searched_by_its_documents_issuer():
+    who = asked_scope("Per the WHO, what is a stability zone?", "MIXED", INDEXED, issuers={"WHO", "FDA"})
+    assert who.authorities == () and who.issuers == ("WHO",) and who.refusal is None
+    both = asked_scope("Does FDA accept MHRA inspection reports?", "MIXED", INDEXED, issuers={"MHRA"})
+    assert both.authorities == ("FDA",) and both.issuers == ("MHRA",)
+    missing = asked_scope("What does the EMA or the MHRA expect?", "MIXED", INDEXED, issuers={"WHO"})
+    assert missing.refusal == "the question asks about EMA, MHRA, whose documents are not in the index"
+    partly = asked_scope("What does the EMA or the MHRA expect?", "MIXED", INDEXED, issuers={"MHRA"})
+    assert partly.refusal is None and partly.issuers == ("MHRA",)
