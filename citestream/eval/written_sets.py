@@ -13,8 +13,20 @@ from pathlib import Path
 
 import json
 
-from ..training.written import DATA_DIR, load_claims, load_questions, load_split
+from ..config import PROJECT_ROOT
 from .sets import GOLDEN_DIR, GoldenItem, PageRef
+
+DATA_DIR = PROJECT_ROOT / "training-data" / "written"
+"""Read as plain JSON lines here: the training package reads the same files for training (``training.written``),
+and the two packages do not import each other (docs/layering.md)."""
+
+
+def _rows(name: str, folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / name).read_text().splitlines() if line.strip()]
+
+
+def _documents(part: str, folder: Path) -> set[str]:
+    return set(json.loads((folder / "split.json").read_text())["documents"][part])
 
 CATEGORY = {"near_miss_value": "near_miss", "near_miss_actor": "near_miss", "near_miss_condition": "near_miss",
             "false_premise": "false_premise", "other_authority": "wrong_authority"}
@@ -23,26 +35,28 @@ PERTURBATION = {"reworded": "paraphrase", "typo": "typos", "acronym": "acronym_e
 
 
 def written_items(part: str, folder: Path = DATA_DIR) -> list[GoldenItem]:
-    documents = {doc for doc, p in load_split(folder).items() if p == part}
+    documents = _documents(part, folder)
     items = []
-    for q in load_questions(folder):
-        if q.doc not in documents:
+    for q in _rows("questions.jsonl", folder):
+        if q["doc"] not in documents:
             continue
+        answerable = q["answerable"]
         items.append(GoldenItem(
-            id=q.id, question=q.question, answerable=q.answerable, scope="MIXED",
-            category="fact" if q.answerable else CATEGORY[q.kind or ""],
-            expected=[PageRef(pdf=q.doc, page=p) for p in q.answer_pages] if q.answerable else [],
-            must_contain_any=[q.answer_phrase] if q.answerable else [],
-            kind="direct" if q.style == "direct" else "reworded", perturbation=PERTURBATION.get(q.style),
-            style=q.style))
+            id=q["id"], question=q["question"], answerable=answerable, scope="MIXED",
+            category="fact" if answerable else CATEGORY[q["kind"]],
+            expected=[PageRef(pdf=q["doc"], page=p) for p in q["answer_pages"]] if answerable else [],
+            must_contain_any=[q["answer_phrase"]] if answerable else [],
+            kind="direct" if q["style"] == "direct" else "reworded", perturbation=PERTURBATION.get(q["style"]),
+            style=q["style"]))
     return sorted(items, key=lambda i: i.id)
 
 
 def written_claims(part: str, folder: Path = DATA_DIR) -> list[dict]:
     """The claims about units of the ``part`` documents, in the claims sets' form (``eval.claims``)."""
-    documents = {doc for doc, p in load_split(folder).items() if p == part}
-    return [{"id": c.id, "claim": c.claim, "label": c.label, "construction": c.kind, "pdf": c.doc, "page": c.page,
-             "source_text": c.unit_text} for c in sorted(load_claims(folder), key=lambda c: c.id) if c.doc in documents]
+    documents = _documents(part, folder)
+    return [{"id": c["id"], "claim": c["claim"], "label": c["label"], "construction": c["kind"], "pdf": c["doc"],
+             "page": c["page"], "source_text": c["unit_text"]}
+            for c in sorted(_rows("claims.jsonl", folder), key=lambda c: c["id"]) if c["doc"] in documents]
 
 
 def write(part: str, out_dir: Path = GOLDEN_DIR) -> list[Path]:

@@ -20,8 +20,9 @@ from ..core.text_units import Unit, read_units, words
 from ..ingest.pipeline import from_pdf, plan_chunks
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "training-data" / "written"
-REACH = 3
-"""How many passages either side of its passage an item's unit is looked for (items cite up to 2 away)."""
+PAGE_REACH = 1
+"""How many pages either side of its page an item's unit is looked for: the parser may cut passages anew (their
+numbers move), but a unit stays on its page or the next (a sentence a page break cut is completed there)."""
 MIN_OVERLAP = 0.6
 
 
@@ -43,6 +44,10 @@ class Document:
         """The units of passages ``index - reach`` … ``index + reach``, each with its passage."""
         lo, hi = max(0, index - reach), min(len(self.passages), index + reach + 1)
         return [(p.index, u) for p in self.passages[lo:hi] for u in p.units]
+
+    def on_pages(self, page: int, reach: int = PAGE_REACH) -> list[tuple[int, Unit]]:
+        """The units of the passages on pages ``page - reach`` … ``page + reach``, each with its passage."""
+        return [(p.index, u) for p in self.passages if abs(p.page - page) <= reach for u in p.units]
 
 
 @dataclass
@@ -117,38 +122,43 @@ def _key(text: str) -> tuple[str, ...]:
     return tuple(words(text))
 
 
-def find_unit(document: Document, text: str, near: int) -> tuple[int, Unit] | None:
-    """The unit of ``document`` within ``REACH`` passages of ``near`` that is ``text``: the same words, else the one
-    holding the largest share (at least ``MIN_OVERLAP``) of them and of its own, nearest first on a tie."""
+def find_unit(document: Document, text: str, page: int) -> tuple[int, Unit] | None:
+    """The unit of ``document`` within ``PAGE_REACH`` pages of ``page`` that is ``text``: the same words, else the one
+    holding the largest share (at least ``MIN_OVERLAP``) of them and of its own, on the nearest page on a tie."""
     wanted = _key(text)
     if not wanted:
         return None
+    pages = {p.index: p.page for p in document.passages}
     best, best_score = None, MIN_OVERLAP
-    for passage, unit in document.window(near, REACH):
+    for passage, unit in document.on_pages(page):
         have = _key(unit.quote)
         if have == wanted:
             return passage, unit
         shared = len(set(have) & set(wanted))
         score = min(shared / len(set(wanted)), shared / max(1, len(set(have))))
         if score > best_score or (score == best_score and best is not None
-                                  and abs(passage - near) < abs(best[0] - near)):
+                                  and abs(pages[passage] - page) < abs(pages[best[0]] - page)):
             best, best_score = (passage, unit), score
     return best
 
 
 def align_questions(questions: Sequence[WrittenQuestion], documents: dict[str, Document]) -> list[WrittenQuestion]:
-    """The questions whose units are found in the documents as parsed now (each unit found at most once); an
-    answerable question with none of its answering units left is dropped."""
+    """The questions whose units are found in the documents as parsed now (each unit found at most once), with
+    ``passage`` moved to where the first of them is now; an answerable question with none of its answering units
+    left is dropped."""
     kept = []
     for q in questions:
         document = documents.get(q.doc)
         if document is None:
             continue
-        q.answers = _found(document, q.answer_texts, q.passage)
+        pages = q.answer_pages or [q.page]
+        q.answers = _found(document, q.answer_texts, pages)
         answering = {id(u) for _, u in q.answers}
-        q.related = [pu for pu in _found(document, q.related_texts, q.passage) if id(pu[1]) not in answering]
+        q.related = [pu for pu in _found(document, q.related_texts, [q.page]) if id(pu[1]) not in answering]
         if q.answerable and not q.answers:
             continue
+        if q.answers or q.related:
+            q.passage = (q.answers or q.related)[0][0]
         kept.append(q)
     return kept
 
@@ -157,16 +167,17 @@ def align_claims(claims: Sequence[WrittenClaim], documents: dict[str, Document])
     kept = []
     for c in claims:
         document = documents.get(c.doc)
-        c.unit = find_unit(document, c.unit_text, c.passage) if document else None
+        c.unit = find_unit(document, c.unit_text, c.page) if document else None
         if c.unit is not None:
             kept.append(c)
     return kept
 
 
-def _found(document: Document, texts: Sequence[str], near: int) -> list[tuple[int, Unit]]:
+def _found(document: Document, texts: Sequence[str], pages: Sequence[int]) -> list[tuple[int, Unit]]:
+    """Each text's unit, looked for around each of ``pages`` in turn (the answering units' pages)."""
     out: list[tuple[int, Unit]] = []
     for text in texts:
-        hit = find_unit(document, text, near)
+        hit = next((h for p in dict.fromkeys(pages) if (h := find_unit(document, text, p)) is not None), None)
         if hit is not None and all(hit[1] is not u for _, u in out):
             out.append(hit)
     return out

@@ -79,8 +79,10 @@ def test_items_align_to_the_documents_as_parsed_now():
 def test_a_unit_is_found_by_its_words_not_by_its_position():
     documents = parse_documents(DOCS, ["Q7_Guideline.pdf"])
     q7 = documents["Q7_Guideline.pdf"]
-    passage, unit = next((p.index, u) for p in q7.passages for u in p.units if len(u.quote.split()) > 12)
-    assert find_unit(q7, unit.quote, passage + 2) == (passage, unit)
+    passage, page, unit = next((p.index, p.page, u) for p in q7.passages[40:] for u in p.units
+                               if len(u.quote.split()) > 12)
+    assert find_unit(q7, unit.quote, page + 1) == (passage, unit)  # a page away: the parser moved it
     reworded = unit.quote.replace(",", "").rstrip(".") + " and so on."
-    assert find_unit(q7, reworded, passage)[1] is unit
-    assert find_unit(q7, "an unrelated sentence about rocket fuel", passage) is None
+    assert find_unit(q7, reworded, page)[1] is unit
+    assert find_unit(q7, unit.quote, page + 5) is None  # too far: never another page's unit
+    assert find_unit(q7, "an unrelated sentence about rocket fuel", page) is None
