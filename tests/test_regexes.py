@@ -34,6 +34,7 @@ WHOLE_TEXT = ("citestream.ingest.chunking", "citestream/ingest/chunking.py")
 """Where a pattern reads an inline document whole (``chunking._split``): it gets the whole megabyte."""
 BUILT_AT_RUN_TIME = {
     "citestream/core/slots.py": "module-level tables of compiled patterns: in the inventory",
+    "citestream/core/regulators.py": "module-level dicts of compiled patterns: in the inventory",
     "citestream/qa/retrieve/scope.py": "module-level: in the inventory",
     "citestream/verification/numbers.py": "module-level: in the inventory",
     "citestream/qa/retrieve/acronyms.py": "one escaped literal between look-arounds: linear",

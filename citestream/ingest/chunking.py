@@ -118,8 +118,9 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
 
 _OPEN_END = re.compile(r"[A-Za-z0-9,(-]$")  # a piece that stops inside a sentence
 _CONTINUATION = re.compile(r"^[a-z]")  # not "(": "(4) As applicable, ..." is a list item, not the rest of a sentence
-# At a page break the rest may open with a figure ("... under 21 CFR" | "314.94(a)(8) ..."), not with a list number
-_PAGE_CONTINUATION = re.compile(r"^(?:[a-z]|\d+(?:\.\d+)+\b|\d+(?![.)]\s)\S*\s+[a-z])")
+# At a page break the rest may open with a figure ("... under 21 CFR" | "314.94(a)(8) ..."), not with a list number.
+# Bounded repeats: an inline document is read whole, and "\d+...\S*\s+" backtracks quadratically on a run of digits.
+_PAGE_CONTINUATION = re.compile(r"^(?:[a-z]|\d{1,12}(?:\.\d{1,12})+\b|\d{1,12}(?![.)]\s)\S{0,80}\s+[a-z])")
 _FIRST_END = re.compile(r"^.*?[.!?;:](?=\s|$)")
 
 
