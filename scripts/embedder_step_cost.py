@@ -28,7 +28,8 @@ def build_rows(path: Path) -> None:
     from citestream.training.embedder import EmbedderConfig, examples
     from citestream.training.groups import mine_groups
     from citestream.training.make import ALL_DOCUMENT_QUESTIONS, DEFAULT_CORPUS, DEFAULT_FDAQA
-    from citestream.training.pairs import corpus_acronyms, fdaqa_rows
+    from citestream.training.pair_noise import corpus_acronyms
+    from citestream.training.pairs import fdaqa_rows
     from citestream.training.questions import load_questions
 
     chunks = load_corpus(DEFAULT_CORPUS)

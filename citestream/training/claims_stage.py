@@ -20,7 +20,8 @@ from pathlib import Path
 from ..relevance.model import METADATA_FILE, load_compact
 from .constructions import constructed_claims
 from .corpus import CorpusChunk
-from .pairs import Pair, pairs_sha256
+from .pair_set import pairs_sha256
+from .pairs import Pair
 from .train import TrainConfig, evaluate, fit, save_delta
 
 CONFIG = TrainConfig(lr=2e-5, max_length=128, seed=20261127)

@@ -8,7 +8,7 @@ qa-v2.5; docs/relevance.md, "The relevance embedder"). Retrieval keeps the stock
 
 Data: the second stage's mined groups (``groups.py``: LLM questions about corpus sentences, glossary definitions,
 FDA Q&A), each question with its answering sentence and its ``negatives`` hardest neighbours; a quarter of the
-questions again with typos or an acronym swapped (``pairs.reworded``'s edits), and for each group the contrast
+questions again with typos or an acronym swapped (``pair_noise.reworded``'s edits), and for each group the contrast
 questions its answer does not answer (``contrast_questions``: every construction that can be built, up to
 ``contrasts``). Loss: multiple-negatives ranking (softmax over every sentence of the batch, the question's own
 answer the target; scale 20), plus its reverse: each answer picks its own question out of the batch's questions
@@ -32,8 +32,9 @@ from typing import Any
 from ..relevance.model import DELTA_FILE, METADATA_FILE
 from .groups import SEED, Group
 from ..core.text_units import content_terms
-from .pairs import (OTHER_AUTHORITIES, PREMISE_FORMS, QUALIFIERS, _lower_first, changed_number, flipped,
-                    with_acronyms, with_typos)
+from .construction_pairs import OTHER_AUTHORITIES, PREMISE_FORMS, QUALIFIERS
+from .pair_noise import with_acronyms, with_typos
+from .pairs import _lower_first, changed_number, flipped
 from .checkpoint import Checkpoints, Interrupted, run_key
 from .train import warmup_then_linear
 

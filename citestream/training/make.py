@@ -17,7 +17,8 @@ from ..config import PROJECT_ROOT, get_settings
 from ..embedding import RELEVANCE_EMBEDDER_DIR
 from ..relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 from .corpus import load_corpus
-from .pairs import SOURCES, build_pairs, fdaqa_rows, pairs_sha256, write_pairs
+from .pair_set import build_pairs, pairs_sha256, write_pairs
+from .pairs import SOURCES, fdaqa_rows
 from .embedder import EmbedderConfig
 from .questions import STYLES, generate, generate_offtopic, load_questions
 from .refine import RefineConfig, refine
@@ -136,7 +137,7 @@ def cmd_embedder(args) -> int:
     from .checkpoint import Interrupted
     from .embedder import examples, train_embedder
     from .groups import groups_by_source, mine_groups
-    from .pairs import corpus_acronyms
+    from .pair_noise import corpus_acronyms
 
     base = args.base or model_path()
     if not (Path(base) / "modules.json").is_file():

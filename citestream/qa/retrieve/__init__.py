@@ -4,7 +4,8 @@ fallback with its gate, query expansion, authority scope; the GroundingPack buil
 One module per job: ``expansion`` (the rule table), ``candidates`` (lists from Postgres, fused), ``fusion``
 (RRF, MMR), ``gate`` (floor, fallback gate), ``acceptance`` (floor → MMR → fallback), ``facts`` (the
 FactsRecord), ``grounding`` (the GroundingPack), ``debug_text`` (the FACTS: text contract), ``scope`` (the
-scope a question names), ``reading`` and ``lexicon`` (how a question is read in the corpus' words).
+scope a question names), ``reading`` and ``lexicon`` (how a question is read in the corpus' words), ``warm``
+(what the first question would otherwise wait for).
 """
 
 from .debug_text import format_facts
@@ -14,17 +15,7 @@ from .grounding import clamp_top_k, grounding_pack
 from .facts import held_back, retrieve, search_chunks
 from .lexicon import corpus_lexicon
 from .reading import QuestionReader
-from ...core.policy import RetrievalPolicy
-from ...store import ChunkSearch
+from .warm import warm
 
-
-def warm(search: ChunkSearch, policy: RetrievalPolicy) -> None:
-    """Load what the first question would otherwise wait for: the lexical ranker's index and, with the corpus
-    variant, the corpus' acronyms and spelling (1.6 s on the 19 PDFs)."""
-    search.warm(policy.lexical_ranker)
-    if policy.corpus_variant:
-        corpus_lexicon(search)
-
-
-__all__ = ["EXPANSION_RULES", "ExpansionRule", "QuestionReader", "clamp_top_k", "expand_query", "format_facts",
-           "grounding_pack", "held_back", "pdf_name_matches", "retrieve", "search_chunks", "warm"]
+__all__ = ["EXPANSION_RULES", "ExpansionRule", "QuestionReader", "clamp_top_k", "corpus_lexicon", "expand_query",
+           "format_facts", "grounding_pack", "held_back", "pdf_name_matches", "retrieve", "search_chunks", "warm"]

@@ -1,0 +1,116 @@
+"""The validate stage: R5 + Phase C for one generation, in the order the package docstring gives."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from ...core.policy import Policy
+from ...core.slots import fills
+from ...core.texts import PROMPT_REFUSAL_LOCK
+from ...embedding.batching import split_rows
+from ...models import GenerationRecord, ValidatedAnswer
+from ...models.answer import AnswerSentence, DroppedSentence
+from ...models.common import NoAnswer
+from ...relevance import carrying_record
+from .answer_text import classify, render_answer
+from .answerability import near_miss_detail, related_clause, row_readings
+from .grounding_check import GROUNDING_MIN_SUPPORT
+from .rows import check_row
+from .synthesis import Synthesis, ValidationFailure, json_wrapped_lock, reply_payload, validate_synthesis
+
+
+def validate(record: GenerationRecord, policy: Policy, relevance=None) -> ValidatedAnswer:
+    """R5 + Phase C for one generation; never raises for anything the model wrote.
+
+    ``relevance`` is the relevance model; the stage always passes it, and it reads the sentence scores the record
+    carries (``relevance.carried``). Without it (unit tests of the other rules) the answerability check is skipped.
+    """
+    with carrying_record(record.sentence_scores):
+        return _validate(record, policy, relevance)
+
+
+def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedAnswer:
+    common = dict(**record.carry(), question=record.question, scope=record.scope, reading=record.reading,
+                  prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
+    threshold = policy.relevance.answer_threshold
+    asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
+    slot = record.reading.slot if record.reading else "open"
+
+    def refusal(validation_status: str, failure_reason: str | None, dropped=(), no_answer: NoAnswer | None = None,
+                near_miss: bool = False):
+        clause = related_clause(asked, record.answer_bundle, relevance) if near_miss else None
+        if near_miss:
+            no_answer = NoAnswer(code="NOT_ANSWERING", detail=near_miss_detail(clause, threshold, slot))
+        return ValidatedAnswer(
+            **common, status="refused", answer_text=policy.refusal_text, classification="REFUSAL",
+            generation_status=record.generation_status, validation_status=validation_status,
+            failure_reason=failure_reason, dropped_sentences=list(dropped), related_clause=clause,
+            explanation=no_answer.detail if no_answer else None, refusal_code=no_answer.code if no_answer else None,
+        )
+
+    if record.generation_status == "NO_EVIDENCE":
+        return refusal("PASSED", None, no_answer=record.no_answer or NoAnswer(
+            code="NOT_RELEVANT", detail="no retrieved passage passed the relevance and selection gates"))
+    if record.generation_status == "FAILED" or record.llm is None:
+        reason = (record.answer_bundle.failure_reason or (record.llm.error if record.llm else None)
+                  or "generation failed")
+        return refusal("FAILED", f"GENERATION_FAILED: {reason}")
+
+    raw = record.llm.raw_model_text
+    if raw.strip() == PROMPT_REFUSAL_LOCK or json_wrapped_lock(raw):
+        return refusal("PASSED", None, near_miss=True)
+    synthesis = Synthesis()
+    try:
+        if PROMPT_REFUSAL_LOCK in raw or (policy.refusal_text in raw and not raw.lstrip().startswith(("{", "`"))):
+            raise ValidationFailure("REFUSAL_NOT_EXACT", "refusal text with other text around it")
+        try:
+            payload = reply_payload(raw)
+        except ValidationFailure as failure:
+            if record.llm.finish_reason == "length":
+                raise ValidationFailure("TRUNCATED_OUTPUT", "finish_reason=length") from None
+            raise failure
+        synthesis = validate_synthesis(payload, record.answer_bundle)
+        if synthesis.refused:
+            # the model answered "nothing" in JSON: a refusal, not a fault (validate_synthesis returned, so
+            # payload is a dict with a list under answer_sentences)
+            if not cast("dict[str, Any]", payload)["answer_sentences"]:
+                return refusal("PASSED", None, near_miss=True)
+            raise ValidationFailure("NO_VALID_SENTENCE", f"{len(synthesis.dropped)} rows dropped")
+        checked = [(index, evidence, *check_row(sentence, evidence, record.answer_bundle))
+                   for index, (sentence, evidence) in zip(synthesis.indexes, synthesis.accepted)]
+    except ValidationFailure as failure:
+        return refusal("FAILED", str(failure), synthesis.dropped)
+
+    dropped = list(synthesis.dropped)
+    scores: list[float | None] = [None] * len(checked)
+    if relevance is not None:
+        readings = [row_readings(plain, evidence) for _, evidence, plain, _ in checked]
+        flat = relevance.score(asked, [r for row in readings for r in row])
+        scores = [float(part.max()) for part in split_rows(flat, [len(row) for row in readings])]
+    sentences: list[AnswerSentence] = []
+    for (index, evidence, plain, support), score in zip(checked, scores):
+        if score is not None and score < threshold:
+            dropped.append(DroppedSentence(index=index, reason="NOT_ANSWERING", relevance=round(float(score), 4)))
+            continue
+        if not fills(slot, plain):  # on the topic, but without the value asked for: a near miss
+            dropped.append(DroppedSentence(index=index, reason="SLOT_NOT_FILLED",
+                                           relevance=None if score is None else round(float(score), 4)))
+            continue
+        sentences.append(AnswerSentence(n=len(sentences) + 1, text=plain, pdf=evidence.pdf, page=evidence.page,
+                                        chunk_id=evidence.chunk_id, anchor=evidence.citation_anchor,
+                                        support=round(support, 4),
+                                        relevance=None if score is None else round(float(score), 4)))
+    if not sentences:
+        return refusal("PASSED", None, dropped, near_miss=True)
+
+    supports = [s.support for s in sentences if s.support is not None]  # set on every sentence above
+    metrics = {"min_support": min(supports), "mean_support": round(sum(supports) / len(supports), 4),
+               "threshold": GROUNDING_MIN_SUPPORT, "sentences": float(len(sentences))}
+    if relevance is not None:
+        metrics |= {"min_relevance": min(s.relevance for s in sentences if s.relevance is not None),
+                    "answer_threshold": threshold}
+    return ValidatedAnswer(
+        **common, status="answered", answer_text=render_answer(sentences, synthesis.confidence), sentences=sentences,
+        confidence=synthesis.confidence, classification=classify(sentences), generation_status="OK",
+        validation_status="PASSED", dropped_sentences=dropped, grounding_metrics=metrics,
+    )
