@@ -142,7 +142,7 @@ def ingest_paths(paths: list[str | Path], store: ChunkStore, embedder: Embedder 
                         result.chunks = len(outcome.chunk_ids)
                         result.state = "relabelled" if outcome.changed else "unchanged"
                     else:
-                        assert embedder is not None  # None only for a dry run (cli.py passes it so)
+                        assert embedder is not None  # None only for a dry run (cli/ingest.py passes it so)
                         rows = build_chunks(doc, embedder)  # the previous document's write runs meanwhile
             except DOCUMENT_ERRORS as exc:
                 result.state, result.error = "error", str(exc)

@@ -1,5 +1,6 @@
 """One agent per row of ``flow.FLOW``, each named ``citestream.<stage>`` and reading the row's source topic; then the
-fallback-rate alert. Importing this module wires them all on ``faust_app.app`` (the worker does, ``cli.cmd_worker``)."""
+fallback-rate alert. Importing this module wires them all on ``faust_app.app`` (the worker does,
+``cli.worker.cmd_worker``)."""
 
 from ..flow import FLOW
 from .faust_app import app, wire

@@ -14,13 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..config import PROJECT_ROOT, get_settings
-from ..embedding import RELEVANCE_EMBEDDER_DIR
-from ..relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+from ..relevance.model import DELTA_FILE, METADATA_FILE, file_sha256
 from .corpus import load_corpus
 from .pair_set import build_pairs, pairs_sha256, write_pairs
 from .pairs import SOURCES, fdaqa_rows
 from .embedder import EmbedderConfig
-from .questions import STYLES, generate, generate_offtopic, load_questions
+from .questions import generate, generate_offtopic, load_questions
 from .refine import RefineConfig, refine
 from .train import TrainConfig, split_held_out, train
 
@@ -224,95 +223,3 @@ def cmd_thresholds(args) -> int:
     meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     print(json.dumps(meta["thresholds"]))
     return 0
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("model", help="make the relevance model: questions, training, refinement")
-    actions = p.add_subparsers(dest="action", required=True)
-
-    q = actions.add_parser("questions", help="have the local LLM write questions about corpus sentences (slow)")
-    q.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    q.add_argument("--llm", help=f"GGUF path (default: the state folder's {DEFAULT_LLM}, from make local-llm)")
-    q.add_argument("--total", type=int, default=1600, help="sentences to sample (each gets every style)")
-    q.add_argument("--styles", nargs="+", default=["own_words", "short"], choices=list(STYLES))
-    q.set_defaults(fn=cmd_questions)
-
-    o = actions.add_parser("offtopic", help="have the local LLM write general questions (negatives), committed")
-    o.add_argument("--llm", help=f"GGUF path (default: the state folder's {DEFAULT_LLM})")
-    o.set_defaults(fn=cmd_offtopic)
-
-    h = actions.add_parser("thresholds", help="record the thresholds chosen on dev in a model's metadata")
-    h.add_argument("--model", default=str(SHIPPED_DIR))
-    h.add_argument("--backstop", type=float, required=True)
-    h.add_argument("--answer-threshold", type=float, required=True)
-    h.add_argument("--embedding-weight", type=float, required=True,
-                   help="CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT the thresholds were chosen with")
-    h.add_argument("--chosen-on", default="qa_v2_dev")
-    h.set_defaults(fn=cmd_thresholds)
-
-    t = actions.add_parser("train", help="build the pairs and fine-tune the cross-encoder")
-    t.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    t.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
-    t.add_argument("--sources", nargs="+", default=list(SOURCES), choices=list(SOURCES))
-    t.add_argument("--no-noise", action="store_true", help="no typo / acronym copies of the questions")
-    t.add_argument("--out", default=str(SHIPPED_DIR), help="where the artifact goes (default: the shipped one)")
-    t.add_argument("--epochs", type=float, default=1.0)
-    t.add_argument("--layers", type=int, default=6)
-    t.add_argument("--max-length", type=int, default=256)
-    t.add_argument("--limit", type=int, help="train on about this many pairs (quick experiments)")
-    t.add_argument("--all", action="store_true", help="hold nothing out (the shipped model)")
-    t.add_argument("--pairs-out", help="also write every pair as JSONL here")
-    t.set_defaults(fn=cmd_train)
-
-    r = actions.add_parser("refine", help="second stage: train a first-stage model further on mined groups")
-    r.add_argument("--base", required=True, help="the first-stage model (`model train --out`)")
-    r.add_argument("--out", required=True, help="where the refined model goes")
-    r.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    r.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
-    r.set_defaults(fn=cmd_refine, no_noise=False)
-
-    c = actions.add_parser("claims", help="third stage: train a refined model further on constructed claims")
-    c.add_argument("--base", required=True, help="the refined model (`model refine --out`)")
-    c.add_argument("--out", required=True, help="where the model goes")
-    c.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    c.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
-    c.set_defaults(fn=cmd_claims, no_noise=False)
-
-    j = actions.add_parser("judge", help="train the judge on the written supervision (training-data/written)")
-    j.add_argument("--out", default=str(SHIPPED_DIR), help="where it goes (default: the shipped one)")
-    j.add_argument("--base", default=str(SHIPPED_DIR),
-                   help="the compact cross-encoder to start from (default: the shipped one); 'minilm' for MiniLM-L6 "
-                        "with a fresh head")
-    j.add_argument("--documents", default=str(DEFAULT_TRAINING_DOCS), help="the training documents' folder")
-    j.add_argument("--epochs", type=float, default=2.0)
-    j.add_argument("--layers", type=int, default=6)
-    j.add_argument("--lr", type=float, default=3e-5)
-    j.add_argument("--max-length", type=int, default=128)
-    j.add_argument("--evaluate-every", type=int, default=0, help="steps between dev evaluations (0: at the end)")
-    j.add_argument("--replay", type=int, default=1200,
-                   help="second-stage groups (corpus LLM questions, definitions, FDA Q&A) trained beside the written "
-                        "ones, so the judge keeps what its start knew (0: none)")
-    j.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    j.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
-    j.add_argument("--checkpoint-every", type=int, default=50)
-    j.set_defaults(fn=cmd_judge)
-
-    e = actions.add_parser("embedder", help="tune the embedding model of the relevance blend on mined groups")
-    e.add_argument("--out", default=str(RELEVANCE_EMBEDDER_DIR), help="where it goes (default: the shipped one)")
-    e.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    e.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
-    e.add_argument("--questions", default=str(ALL_DOCUMENT_QUESTIONS), help="LLM questions (JSONL)")
-    e.add_argument("--epochs", type=int, default=EmbedderConfig.epochs, help="passes over the training rows")
-    e.add_argument("--negatives", type=int, default=EmbedderConfig.negatives,
-                   help="hard negatives per question (of the 7 each group mines)")
-    e.add_argument("--contrasts", type=int, default=EmbedderConfig.contrasts,
-                   help="contrast questions (the answer does not answer them) a group gets at most: 0 to 3")
-    e.add_argument("--base", help="the sentence-transformers folder to tune (default: the package's MiniLM-L6; "
-                                  "all-mpnet-base-v2: `make mpnet`); the artifact loads over the same base")
-    e.add_argument("--chunk", type=int, default=EmbedderConfig.chunk,
-                   help="texts per forward pass, GradCache (0: the whole batch at once, the shipped recipe; a base "
-                        "whose batch does not fit in memory needs one)")
-    e.add_argument("--checkpoint-every", type=int, default=10,
-                   help="steps between checkpoints (in the state folder; also written on SIGTERM / Ctrl-C)")
-    e.add_argument("--limit", type=int, help="train on the first this many rows only (a reduced budget)")
-    e.set_defaults(fn=cmd_embedder)

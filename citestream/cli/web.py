@@ -1,0 +1,38 @@
+"""``citestream web``: serve the web page (citestream/web): a Kafka client serving browsers; see docs/web.md."""
+
+from __future__ import annotations
+
+import logging
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("web", help="serve the web page (ask, live flow, citations, documents)")
+    p.add_argument("--host", help="listen address (default CITESTREAM_UI_HOST, 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default CITESTREAM_UI_PORT, 8088)")
+    p.add_argument("--loglevel", default="info")
+    p.set_defaults(fn=cmd_web)
+
+
+def cmd_web(args) -> int:
+    """The web page (citestream/web): a Kafka client serving browsers; see docs/web.md."""
+    import uvicorn
+
+    from ..web import create_app
+    from ..web.settings import get_web_settings
+
+    import os
+
+    os.umask(0o077)  # uploaded PDFs and the page cache: the owner's only
+    web = get_web_settings()
+    if args.host or args.port:
+        web = web.model_copy(update={k: v for k, v in (("host", args.host), ("port", args.port)) if v})
+    logging.basicConfig(level=args.loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.WARNING)  # a line per partition on every group join
+    print(f"citestream web on {web.url}", flush=True)
+    # X-Forwarded-For only from the proxies the operator names: uvicorn believes 127.0.0.1's by default, and every
+    # visitor of a page on 127.0.0.1 would pick the address its budgets are counted under
+    trusted = web.trusted_proxies.strip()
+    uvicorn.run(create_app(web=web), host=web.host, port=web.port, log_level=args.loglevel,
+                timeout_graceful_shutdown=3, access_log=False, proxy_headers=bool(trusted),
+                forwarded_allow_ips=trusted or None)
+    return 0
