@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export CITESTREAM_STATE_DIR ?= $(abspath $(STATE))
 
-.PHONY: install chromium up down status migrate demo test lint bench eval schemas clean local-llm model mpnet model-mpnet lock
+.PHONY: install chromium up down status migrate demo test lint bench eval schemas readme clean local-llm model mpnet model-mpnet lock
 
 # Only what the demo and the CLI need; `make test` adds the browser its browser tests drive.
 install: $(VENV)/.installed
@@ -52,6 +52,10 @@ status: install
 
 schemas: install
 	$(CLI) schemas --out schemas
+
+# the README's parts made from the code: the flow diagram (FLOW) and the settings table (config.py)
+readme: install
+	$(CLI) readme README.md
 
 demo: install
 	@bash scripts/demo.sh

