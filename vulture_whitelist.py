@@ -72,5 +72,5 @@ _.megabytes              # store/memory_index.py: printed by bench/scale.py
 topic_configs           # topics/__init__.py: read by tests/streams/test_topics.py
 _.max_seq_length  # training/embedder.py, sentence-transformers reads it: the training length of the relevance embedder
 threshold_ceiling       # training/train.py: read by scripts/relevance_ranking.py
-KINDS                   # core/slots.py: tests/test_slots.py checks the record model's AskedSlot against it
+KINDS                   # core/slots.py: tests/core/test_slots.py checks the record model's AskedSlot against it
 _.intra_op_num_threads, _.inter_op_num_threads  # relevance/onnx_runtime.py: read by onnxruntime's SessionOptions

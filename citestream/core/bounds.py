@@ -6,7 +6,7 @@ string a pattern reads is bounded before it is read: a record's fields by their 
 characters, a claim, a constraint and each string of a compliance document 4,000), a PDF page by the sandbox's cap
 (``CITESTREAM_PDF_MAX_PAGE_CHARS``, at most this), a model's reply by ``MAX_REPLY_CHARS``, and text from
 exceptions and error bodies is cut before it is scrubbed. The one text read whole beyond it, an inline document
-(800 kB), is split by chunking's own patterns, which stay within budget on 1 MB. ``tests/test_regexes.py`` holds
+(800 kB), is split by chunking's own patterns, which stay within budget on 1 MB. ``tests/core/test_bounds.py`` holds
 every pattern of the package to that budget (docs/security.md, point 11).
 """
 

@@ -43,7 +43,7 @@ RUN_STOPPED_BY_SIGTERM = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
-from relevance.test_embedder_resume import train
+from training.test_embedder_resume import train
 train(Path({out!r}), Path({checkpoints!r}))
 """
 
