@@ -19,7 +19,7 @@ from .models.ops import dead_letter_record
 from .qa.assemble import assemble
 from .qa.filter import run_filter
 from .qa.generate import generate
-from .qa.retrieve import retrieve
+from .qa.retrieve import find_facts
 from .qa.validate import validate
 from .qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
 from .verification import judge_from_settings, pack_finder, verify_claims
@@ -32,7 +32,7 @@ def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
     whose premise the documents do not support keeps no fact (``FALSE_PREMISE``)."""
     with deps.search.reading(deps.policy.retrieval.hnsw_ef_search, question.question) as reader:
         reading = deps.reader.read(question.question, reader.index_version)
-        facts = retrieve(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance, reading)
+        facts = find_facts(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance, reading)
     if facts.no_answer is None and reading.premises:
         refusal = unsupported_premise(reading.premises, question.scope, _claim_judge(deps), _pack_finder(deps))
         if refusal is not None:

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from citestream.core.policy import Policy
 from citestream.ingest.runner import ingest_paths
 from citestream.models import QuestionEvent
-from citestream.qa.retrieve.facts import retrieve
+from citestream.qa.retrieve.facts import find_facts
 from citestream.store import ChunkSearch, ChunkStore, engine_for
 
 from tests.support.common import CORPUS, TRAINING_DOCS, migrate, new_request_id
@@ -73,7 +73,7 @@ def test_a_question_naming_an_indexed_regulator_is_answered_from_its_documents(r
                                                                                question, scope, pdf):
     search = ChunkSearch(real_docs)
     event = QuestionEvent(request_id=new_request_id("issuer"), question=question, scope=scope)
-    record = retrieve(event, search, ChunkStore(real_docs).index_version(), embedder, Policy(), relevance)
+    record = find_facts(event, search, ChunkStore(real_docs).index_version(), embedder, Policy(), relevance)
     assert record.no_answer is None or record.no_answer.code != "WRONG_AUTHORITY", record.no_answer
     assert record.facts and {f.pdf for f in record.facts} == {pdf}
     assert record.relevance is not None and record.relevance.scope_inferred
@@ -82,6 +82,6 @@ def test_a_question_naming_an_indexed_regulator_is_answered_from_its_documents(r
 def test_a_regulator_with_no_documents_indexed_is_still_refused_with_that_reason(real_docs, embedder, relevance):
     search = ChunkSearch(real_docs)
     event = QuestionEvent(request_id=new_request_id("issuer"), question="How does the MHRA grade GMP deficiencies?")
-    record = retrieve(event, search, ChunkStore(real_docs).index_version(), embedder, Policy(), relevance)
+    record = find_facts(event, search, ChunkStore(real_docs).index_version(), embedder, Policy(), relevance)
     assert record.no_answer is not None and record.no_answer.code == "WRONG_AUTHORITY"
     assert record.no_answer.detail == "the question asks about MHRA, whose documents are not in the index"

@@ -21,13 +21,13 @@ def test_inprocess_answer_and_refusal(settings, smoke_ingested):
 def test_same_question_twice_gives_identical_prompt(settings, smoke_ingested):
     from citestream.qa.assemble import assemble
     from citestream.qa.filter import filter_facts
-    from citestream.qa.retrieve import retrieve
+    from citestream.qa.retrieve import find_facts
 
     deps = Deps(settings)
     prompts = []
     for _ in range(2):
         q = QuestionEvent(request_id="same-id", question="How much is stroke risk reduced by apixaban?")
-        facts = retrieve(q, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy)
+        facts = find_facts(q, deps.search, deps.chunks.index_version(), deps.embedder, deps.policy)
         relevant = filter_facts(facts, deps.policy)
         prompts.append(assemble(relevant, deps.policy, deps.tokens.count, deps.tokens.name, deps.embedder.name).prompt)
     assert prompts[0].prompt_text == prompts[1].prompt_text and prompts[0].prompt_sha256

@@ -12,10 +12,10 @@ from .debug_text import format_facts
 from .expansion import EXPANSION_RULES, ExpansionRule, expand_query
 from .gate import pdf_name_matches
 from .grounding import clamp_top_k, grounding_pack
-from .facts import held_back, retrieve, search_chunks
+from .facts import find_facts, held_back, search_chunks
 from .lexicon import corpus_lexicon
 from .reading import QuestionReader
 from .warm import warm
 
 __all__ = ["EXPANSION_RULES", "ExpansionRule", "QuestionReader", "clamp_top_k", "corpus_lexicon", "expand_query",
-           "format_facts", "grounding_pack", "held_back", "pdf_name_matches", "retrieve", "search_chunks", "warm"]
+           "format_facts", "grounding_pack", "held_back", "pdf_name_matches", "find_facts", "search_chunks", "warm"]

@@ -72,7 +72,7 @@ def held_back(record: FactsRecord, backstop: float) -> FactsRecord:
     return record if refusal is None else record.model_copy(update={"facts": [], "no_answer": refusal})
 
 
-def retrieve(question: QuestionEvent, index: ChunkSearch, index_version: str, embedder: Embedder,
+def find_facts(question: QuestionEvent, index: ChunkSearch, index_version: str, embedder: Embedder,
              policy: Policy, relevance: RelevanceModel | None = None,
              reading: QuestionReading | None = None) -> FactsRecord:
     """Phase A for one question; ``reading`` is how it was read (``reading.QuestionReader``), made here if not

@@ -11,7 +11,7 @@ import pytest
 from citestream.models import QuestionEvent
 from citestream.core.policy import Policy, RetrievalPolicy
 from citestream.qa.retrieve import (
-    EXPANSION_RULES, ExpansionRule, clamp_top_k, expand_query, format_facts, grounding_pack, retrieve,
+    EXPANSION_RULES, ExpansionRule, clamp_top_k, expand_query, find_facts, format_facts, grounding_pack,
 )
 from citestream.qa.retrieve.fusion import mmr, rrf
 from citestream.qa.retrieve.gate import pdf_name_matches
@@ -33,7 +33,7 @@ def indexed(engine, embedder, smoke_ingested):
 
 def _ask(search, embedder, question, policy=POLICY, **kw):
     event = QuestionEvent(request_id=new_request_id("retr"), question=question, **kw)
-    return retrieve(event, search, "idx-test", embedder, policy)
+    return find_facts(event, search, "idx-test", embedder, policy)
 
 
 def _policy(**changes) -> Policy:
@@ -139,7 +139,7 @@ def test_the_relevance_model_reranks_the_pool_and_orders_the_facts(indexed, embe
     carries its passage score (its best sentence's), and the facts come best first."""
     question = "Which unit issues the lot release code carried on each batch record?"
     event = QuestionEvent(request_id=new_request_id("retr"), question=question)
-    record = retrieve(event, indexed, "idx-test", embedder, POLICY, relevance)
+    record = find_facts(event, indexed, "idx-test", embedder, POLICY, relevance)
     trace = record.retrieval_trace
     assert "rerank" in trace.stages and trace.rerank_k == record.relevance.scored >= len(record.facts) >= 1
     scores = [f.relevance for f in record.facts]
@@ -155,11 +155,11 @@ def test_the_backstop_refuses_when_the_best_passage_scores_below_it(indexed, emb
     question = "Which unit issues the lot release code carried on each batch record?"
     strict = dataclasses.replace(POLICY, relevance=dataclasses.replace(POLICY.relevance, backstop=0.99))
     event = QuestionEvent(request_id=new_request_id("retr"), question=question)
-    record = retrieve(event, indexed, "idx-test", embedder, strict, relevance)
+    record = find_facts(event, indexed, "idx-test", embedder, strict, relevance)
     assert record.relevance.scored >= 1 and record.relevance.best < 0.99
     assert record.facts == [] and record.no_answer.code == "NOT_RELEVANT"
     assert f"< backstop {0.99}" in record.no_answer.detail
-    passed = retrieve(event, indexed, "idx-test", embedder, POLICY, relevance)
+    passed = find_facts(event, indexed, "idx-test", embedder, POLICY, relevance)
     assert passed.no_answer is None and passed.relevance.best == record.relevance.best >= POLICY.relevance.backstop
 
 
