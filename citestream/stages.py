@@ -22,6 +22,7 @@ from .qa.generate import generate
 from .qa.retrieve import find_facts
 from .qa.validate import validate
 from .qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
+from .refusals import withheld
 from .verification import judge_from_settings, pack_finder, verify_claims
 from .verification.premises import unsupported_premise
 
@@ -36,7 +37,7 @@ def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
     if facts.no_answer is None and reading.premises:
         refusal = unsupported_premise(reading.premises, question.scope, _claim_judge(deps), _pack_finder(deps))
         if refusal is not None:
-            return facts.model_copy(update={"facts": [], "no_answer": refusal})
+            return withheld(facts, refusal)
     return facts
 
 

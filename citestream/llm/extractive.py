@@ -30,6 +30,7 @@ from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..models import QuestionReading
 from ..core.policy import RelevancePolicy
 from ..core.text_units import read_units, refers_back, sentence_units
+from ..refusals import below_answer_threshold
 from .base import LLMReply
 
 LIST_ITEMS = 6
@@ -129,7 +130,7 @@ class ExtractiveBackend:
         if not candidates:
             return []
         best = max(c.score for c in candidates)
-        if best < self.policy.answer_threshold:
+        if below_answer_threshold(best, self.policy.answer_threshold):
             return []
         floor = max(self.policy.answer_threshold, self.policy.keep_ratio * best)
         ranked = sorted((c for c in candidates if c.score >= floor),

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from .. import metrics
 from ..config import Settings, get_settings
 from ..models import QuestionEvent
-from ..qa.validate.failure import failure_answer
+from ..refusals import failure_answer
 from ..sealing import RecordSealer
 from ..store import RequestTracker, engine_for
 

@@ -25,7 +25,7 @@ from ..flow import Step
 from ..models import DeadLetter, QuestionEvent
 from ..models.common import Envelope
 from ..models.common import utcnow
-from ..qa.validate.failure import failure_answer
+from ..refusals import failure_answer
 from ..core.scrub import exception_reason
 from ..store.requests import TERMINAL
 from ..topics import partitions, spec

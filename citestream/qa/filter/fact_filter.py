@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from ...core.hashing import sha256_hex
 from ...llm import LLMBackend
-from ...models import Fact, FactsRecord, NoAnswer, RelevantFactsRecord
+from ...models import Fact, FactsRecord, RelevantFactsRecord
 from ...models.filtering import DroppedFact
 from ...core.policy import Policy
+from ...refusals import below_floor
 from .llm_filter import InvalidReply, build_filter_prompt, reply_payload, validate_relevant_facts
 from .rule_filter import artifact_reason, is_artifact, local_filter, similarity_key
 
@@ -77,9 +78,7 @@ def run_filter(record: FactsRecord, policy: Policy, llm: LLMBackend | None = Non
 
 def _record(record: FactsRecord, kept: list[Fact], dropped: list[DroppedFact], mode: str,
             fallback_reason: str | None = None, rejected_rows: int = 0) -> RelevantFactsRecord:
-    no_answer = record.no_answer
-    if not kept and no_answer is None and any(d.reason == "NOT_RELEVANT" for d in dropped):
-        no_answer = NoAnswer(code="NOT_RELEVANT", detail="every retrieved passage is below the relevance floor")
+    no_answer = below_floor(kept, dropped, record.no_answer)
     return RelevantFactsRecord(
         **record.carry(), question=record.question, scope=record.scope, top_k=record.top_k, facts=kept,
         dropped=dropped, no_evidence=not kept, filter_mode=mode, filter_fallback_reason=fallback_reason,

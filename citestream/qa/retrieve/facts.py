@@ -15,9 +15,10 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 from ...embedding import Embedder
-from ...models import Fact, FactsRecord, NoAnswer, QuestionEvent, QuestionReading, RelevanceTrace, RetrievalTrace
+from ...models import Fact, FactsRecord, QuestionEvent, QuestionReading, RelevanceTrace, RetrievalTrace
 from ...core.policy import Policy, RelevancePolicy, RetrievalPolicy
 from ...core.text_units import scored_units
+from ...refusals import not_relevant, withheld, wrong_authority
 from ...relevance import RelevanceModel, carrying
 from .scope import asked_scope
 from ...store import ChunkSearch
@@ -55,21 +56,12 @@ def search_chunks(query: str, scope: Scope, k: int, index: ChunkSearch, embedder
     return selection, candidates.trace.model_copy(update=update)
 
 
-def not_relevant(best: float | None, backstop: float) -> NoAnswer | None:
-    """The hard backstop: no candidate's relevance (``best``) reached ``backstop``, so nothing relevant was found."""
-    if best is None or best < backstop:
-        return NoAnswer(code="NOT_RELEVANT", detail=(
-            "no indexed passage is relevant to the question" if best is None else
-            f"no indexed passage is relevant to the question (best relevance {best:.2f} < backstop {backstop})"))
-    return None
-
-
 def held_back(record: FactsRecord, backstop: float) -> FactsRecord:
     """``record``, retrieved under a lower backstop, as it would leave retrieve under ``backstop``: the threshold
     sweep retrieves once and tries each backstop on the same facts."""
     best = record.relevance.best if record.relevance else None
     refusal = not_relevant(best, backstop) if record.no_answer is None else None
-    return record if refusal is None else record.model_copy(update={"facts": [], "no_answer": refusal})
+    return record if refusal is None else withheld(record, refusal)
 
 
 def find_facts(question: QuestionEvent, index: ChunkSearch, index_version: str, embedder: Embedder,
@@ -97,7 +89,7 @@ def find_facts(question: QuestionEvent, index: ChunkSearch, index_version: str, 
 
     if asked.refusal:
         return FactsRecord(**common, facts=[], retrieval_trace=RetrievalTrace(stages=["scope"]), relevance=gate(),
-                           no_answer=NoAnswer(code="WRONG_AUTHORITY", detail=asked.refusal))
+                           no_answer=wrong_authority(asked.refusal))
     scope: Scope = question.scope if asked.authorities is None else (
         Among(asked.authorities, asked.issuers) if asked.issuers else asked.authorities)
     with carrying(relevance.name, reading.asked) if relevance is not None else nullcontext() as carried:

@@ -23,11 +23,12 @@ Order of work for one model reply:
 One module per job: ``synthesis`` (Phase C, strict JSON, ``ValidationFailure``), ``rows`` (R5 on one row),
 ``grounding_check`` (the grounding rule), ``answerability`` (the relevance model's reading, the near miss),
 ``answer_text`` (the output text and its classification), ``stage`` (``validate``: the order above), ``provenance``
-(the evidence digest a generation must match) and ``failure`` (the refusal of a question the flow cannot finish).
+(the evidence digest a generation must match). Its refusals are decided in ``citestream.refusals``.
 """
 
 from .answer_text import classify, render_answer
-from .answerability import near_miss_detail, related_clause, row_readings
+from ...refusals import near_miss_detail
+from .answerability import related_clause, row_readings
 from .grounding_check import (
     GROUNDING_MIN_SUPPORT, GROUNDING_WINDOW_SENTENCES, NEGATION_REACH, Grounding, answer_sentences, grounding,
 )

@@ -1,9 +1,8 @@
 """Answerability (R5, qa-v2): what the relevance model reads for a row, and the closest source sentence quoted
-when nothing answers (the near miss)."""
+when nothing answers (the near miss; its refusal is ``refusals.near_miss``)."""
 
 from __future__ import annotations
 
-from ...core.slots import fills
 from ...core.text_units import read_units
 from ...embedding.batching import split_rows
 from ...models.answer import RelatedClause
@@ -22,18 +21,6 @@ def related_clause(question: str, bundle: AnswerBundle, relevance) -> RelatedCla
     unit, evidence = units[best]
     return RelatedClause(text=unit.quote, pdf=evidence.pdf, page=evidence.page, chunk_id=evidence.chunk_id,
                          relevance=round(float(scores[best]), 4))
-
-
-def near_miss_detail(clause: RelatedClause | None, threshold: float, slot: str) -> str:
-    """Why the closest passage does not answer: it scores below the threshold, or it lacks the value asked for."""
-    if clause is None:
-        return "no sentence of the evidence answers the question"
-    where = f"the closest passage ({clause.pdf}, p{clause.page}, {clause.chunk_id})"
-    if clause.relevance is not None and clause.relevance >= threshold and not fills(slot, clause.text):
-        return (f"{where} is related but states no {slot.replace('_', ' ')}, which the question asks for: "
-                f"\"{clause.text}\"")
-    return (f"{where} is related but does not answer the question (relevance {clause.relevance or 0:.2f} < "
-            f"{threshold}): \"{clause.text}\"")
 
 
 def row_readings(plain: str, evidence: SelectedEvidence) -> list[str]:

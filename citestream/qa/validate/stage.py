@@ -10,10 +10,10 @@ from ...core.texts import PROMPT_REFUSAL_LOCK
 from ...embedding.batching import split_rows
 from ...models import GenerationRecord, ValidatedAnswer
 from ...models.answer import AnswerSentence, DroppedSentence
-from ...models.common import NoAnswer
+from ...refusals import below_answer_threshold, near_miss, no_evidence, refused_answer
 from ...relevance import carrying_record
 from .answer_text import classify, render_answer
-from .answerability import near_miss_detail, related_clause, row_readings
+from .answerability import related_clause, row_readings
 from .grounding_check import GROUNDING_MIN_SUPPORT
 from .rows import check_row
 from .synthesis import Synthesis, ValidationFailure, json_wrapped_lock, reply_payload, validate_synthesis
@@ -36,29 +36,25 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
     asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
     slot = record.reading.slot if record.reading else "open"
 
-    def refusal(validation_status: str, failure_reason: str | None, dropped=(), no_answer: NoAnswer | None = None,
-                near_miss: bool = False):
-        clause = related_clause(asked, record.answer_bundle, relevance) if near_miss else None
-        if near_miss:
-            no_answer = NoAnswer(code="NOT_ANSWERING", detail=near_miss_detail(clause, threshold, slot))
-        return ValidatedAnswer(
-            **common, status="refused", answer_text=policy.refusal_text, classification="REFUSAL",
-            generation_status=record.generation_status, validation_status=validation_status,
-            failure_reason=failure_reason, dropped_sentences=list(dropped), related_clause=clause,
-            explanation=no_answer.detail if no_answer else None, refusal_code=no_answer.code if no_answer else None,
-        )
+    def failed(failure_reason: str, dropped=()) -> ValidatedAnswer:
+        return refused_answer(common, record.generation_status, policy.refusal_text, "FAILED", failure_reason, dropped)
+
+    def nothing_answers(dropped=()) -> ValidatedAnswer:
+        clause = related_clause(asked, record.answer_bundle, relevance)
+        return refused_answer(common, record.generation_status, policy.refusal_text, "PASSED", None, dropped,
+                              near_miss(clause, threshold, slot), clause)
 
     if record.generation_status == "NO_EVIDENCE":
-        return refusal("PASSED", None, no_answer=record.no_answer or NoAnswer(
-            code="NOT_RELEVANT", detail="no retrieved passage passed the relevance and selection gates"))
+        return refused_answer(common, record.generation_status, policy.refusal_text, "PASSED",
+                              no_answer=no_evidence(record.no_answer))
     if record.generation_status == "FAILED" or record.llm is None:
         reason = (record.answer_bundle.failure_reason or (record.llm.error if record.llm else None)
                   or "generation failed")
-        return refusal("FAILED", f"GENERATION_FAILED: {reason}")
+        return failed(f"GENERATION_FAILED: {reason}")
 
     raw = record.llm.raw_model_text
     if raw.strip() == PROMPT_REFUSAL_LOCK or json_wrapped_lock(raw):
-        return refusal("PASSED", None, near_miss=True)
+        return nothing_answers()
     synthesis = Synthesis()
     try:
         if PROMPT_REFUSAL_LOCK in raw or (policy.refusal_text in raw and not raw.lstrip().startswith(("{", "`"))):
@@ -74,12 +70,12 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
             # the model answered "nothing" in JSON: a refusal, not a fault (validate_synthesis returned, so
             # payload is a dict with a list under answer_sentences)
             if not cast("dict[str, Any]", payload)["answer_sentences"]:
-                return refusal("PASSED", None, near_miss=True)
+                return nothing_answers()
             raise ValidationFailure("NO_VALID_SENTENCE", f"{len(synthesis.dropped)} rows dropped")
         checked = [(index, evidence, *check_row(sentence, evidence, record.answer_bundle))
                    for index, (sentence, evidence) in zip(synthesis.indexes, synthesis.accepted)]
     except ValidationFailure as failure:
-        return refusal("FAILED", str(failure), synthesis.dropped)
+        return failed(str(failure), synthesis.dropped)
 
     dropped = list(synthesis.dropped)
     scores: list[float | None] = [None] * len(checked)
@@ -89,7 +85,7 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
         scores = [float(part.max()) for part in split_rows(flat, [len(row) for row in readings])]
     sentences: list[AnswerSentence] = []
     for (index, evidence, plain, support), score in zip(checked, scores):
-        if score is not None and score < threshold:
+        if score is not None and below_answer_threshold(score, threshold):
             dropped.append(DroppedSentence(index=index, reason="NOT_ANSWERING", relevance=round(float(score), 4)))
             continue
         if not fills(slot, plain):  # on the topic, but without the value asked for: a near miss
@@ -101,7 +97,7 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
                                         support=round(support, 4),
                                         relevance=None if score is None else round(float(score), 4)))
     if not sentences:
-        return refusal("PASSED", None, dropped, near_miss=True)
+        return nothing_answers(dropped)
 
     supports = [s.support for s in sentences if s.support is not None]  # set on every sentence above
     metrics = {"min_support": min(supports), "mean_support": round(sum(supports) / len(supports), 4),
