@@ -28,8 +28,9 @@ def test_the_shipped_model_loads_with_its_training_record(relevance):
 def test_the_policy_thresholds_are_the_ones_chosen_for_the_shipped_model(relevance):
     served = relevance.metadata["served"]
     assert served["answer_threshold"] == DEFAULT_POLICY.relevance.answer_threshold
-    assert served["relevance_embedding_weight"] == relevance.embedding_weight == get_settings().relevance_embedding_weight
-    assert served["relevance_cross_k"] == relevance.cross_k == get_settings().relevance_cross_k
+    settings = get_settings()
+    assert served["relevance_embedding_weight"] == relevance.embedding_weight == settings.relevance_embedding_weight
+    assert served["relevance_cross_k"] == relevance.cross_k == settings.relevance_cross_k
     assert DEFAULT_POLICY.version.startswith(served["policy"] + "+")
 
 
