@@ -217,7 +217,7 @@ class RelevanceModel:
         logits = np.zeros(len(pairs), dtype=np.float64)
         runtime = self._onnx_runtime()
         if runtime is not None:
-            logits[order] = runtime.logits(ordered, self.batch_size)
+            logits[order] = runtime.logits(ordered)
         else:
             logits[order] = np.asarray(self._encoder.predict(
                 ordered, batch_size=self.batch_size, activation_fn=_identity(), show_progress_bar=False,

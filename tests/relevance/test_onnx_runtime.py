@@ -36,6 +36,16 @@ def test_int8_scores_match_pytorch_and_the_graph_is_built_once(tmp_path):
     assert built[0].stat().st_mtime_ns == stamp
 
 
+def test_a_pairs_int8_score_does_not_depend_on_the_pairs_scored_beside_it(tmp_path):
+    """Questions in flight together share the judge's calls; an answer must not change with its companions (dynamic
+    int8 scales activations over its whole input, so the runtime scores one pair a run)."""
+    model = RelevanceModel("", embedding_weight=0.0, onnx_dir=tmp_path)
+    alone = model.cross_pairs(PAIRS[:1])
+    long_text = "The boiling point of liquid nitrogen is minus 196 degrees Celsius at sea level. " * 6
+    crowded = model.cross_pairs(PAIRS[:1] + [("Who won the 1998 football world cup?", long_text)] * 5)
+    assert crowded[0] == alone[0]
+
+
 def test_a_graph_that_cannot_be_built_falls_back_to_pytorch(tmp_path, caplog):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the folder should be")
