@@ -30,11 +30,13 @@ from .verification.premises import unsupported_premise
 def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
     """Phase A: facts with scores, never an answer. One reading transaction: the index version is read with the
     search's settings and the question's lexemes, and the candidate lists and their hydration share it. A question
-    whose premise the documents do not support keeps no fact (``FALSE_PREMISE``)."""
+    whose premise the documents do not support keeps no fact (``FALSE_PREMISE``), also when nothing relevant was
+    found: the judge reads the premise with the question and may find that no unit answers it, and the premise is
+    the more telling reason."""
     with deps.search.reading(deps.policy.retrieval.hnsw_ef_search, question.question) as reader:
         reading = deps.reader.read(question.question, reader.index_version)
         facts = find_facts(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance, reading)
-    if facts.no_answer is None and reading.premises:
+    if reading.premises and (facts.no_answer is None or facts.no_answer.code == "NOT_RELEVANT"):
         refusal = unsupported_premise(reading.premises, question.scope, _claim_judge(deps), _pack_finder(deps))
         if refusal is not None:
             return withheld(facts, refusal)

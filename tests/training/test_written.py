@@ -61,7 +61,8 @@ def test_the_unseen_documents_sets_are_what_the_written_data_makes():
         assert made == committed, f"qa_docs_{part}.jsonl is stale: run python -m citestream.eval.written_sets"
         assert {r["id"].split("-")[0] for r in made}  # not empty
     test_docs = {d for d, p in SPLIT.items() if p == "test"}
-    assert {q.doc for q in QUESTIONS if q.id in {i.id for i in written_items("test")}} == test_docs
+    test_ids = {i.id for i in written_items("test")}
+    assert {q.doc for q in QUESTIONS if q.id in test_ids} == test_docs
 
 
 @needs_docs
