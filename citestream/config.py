@@ -72,7 +72,7 @@ class Settings(BaseSettings):
         "onnx-int8", description="How the cross-encoder runs: onnx-int8 (ONNX Runtime, linear layers in int8, built "
                                  "once into <state_dir>/models/onnx/; half the CPU) | torch (PyTorch fp32)")
     relevance_embedder: str = Field(
-        "", description="Folder of the relevance blend's embedding model (`citestream model embedder --out`); "
+        "", description="Folder of the relevance blend's embedding model (`citestream scorer embedder --out`); "
                         "empty: the one the package ships")
     relevance_cross_k: int = Field(
         8, ge=0, description="Texts per scoring call read by the judge, the cosine's best first; the rest score "

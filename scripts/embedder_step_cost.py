@@ -1,7 +1,7 @@
 """Step time and peak memory of the relevance embedder's recipe on a base model, per way of fitting its batch in
 memory (docs/experiments/2026-11-27-mpnet.md): GradCache with N texts a pass (``--chunk N``), and activation
 checkpointing of every layer over the whole batch. Each option runs in its own process (its peak RSS is its own) on
-the recipe's real rows (built once, as ``citestream model embedder`` builds them, kept in the state folder), for a
+the recipe's real rows (built once, as ``citestream scorer embedder`` builds them, kept in the state folder), for a
 few steps.
 
 Run: ``python scripts/embedder_step_cost.py --base .state/models/all-mpnet-base-v2 --options chunk:16 chunk:64
@@ -22,7 +22,7 @@ from pathlib import Path
 
 
 def build_rows(path: Path) -> None:
-    """The recipe's rows, as ``citestream model embedder`` makes them (same data, contrasts, seed)."""
+    """The recipe's rows, as ``citestream scorer embedder`` makes them (same data, contrasts, seed)."""
     from citestream.embedding import get_embedder
     from citestream.training.corpus import load_corpus
     from citestream.training.embedder import EmbedderConfig, examples

@@ -100,7 +100,7 @@ def main() -> int:
     finally:
         archive.unlink(missing_ok=True)
     print(f"assembled {folder} (model.safetensors sha256 ok); use it with "
-          f"`citestream model embedder --base {folder}`")
+          f"`citestream scorer embedder --base {folder}`")
     return 0
 
 

@@ -4,8 +4,8 @@ unanswerable questions (docs/relevance.md, "What each source contributes").
 
 Training at a reduced budget (about 5,000 pairs, ~6 minutes each on 2 idle cores), one model per run:
 
-    citestream model train --limit 4000 --out .state/models/abl-none
-    citestream model train --limit 4000 --sources fdaqa definitions authority premise --out .state/models/abl-llm
+    citestream scorer train --limit 4000 --out .state/models/abl-none
+    citestream scorer train --limit 4000 --sources fdaqa definitions authority premise --out .state/models/abl-llm
 
 Then, against a database holding the corpus (make eval's ``citestream_eval``):
 

@@ -14,7 +14,7 @@ refusals counted), and the most it refuses while it lets 90 % through. Refuses a
 Run: ``CITESTREAM_DATABASE_URL=... python scripts/relevance_ranking.py [--set tests/golden/qa_v2_dev.jsonl]``
 (a database holding the corpus, e.g. make eval's ``citestream_eval``); ``--cosine-only`` for the answer flow's score
 alone (w 1) without loading the cross-encoder; ``CITESTREAM_RELEVANCE_EMBEDDER=<folder>`` for another embedder (a
-folder ``citestream model embedder`` wrote, or a sentence-transformers folder as published, zero-shot).
+folder ``citestream scorer embedder`` wrote, or a sentence-transformers folder as published, zero-shot).
 """
 
 from __future__ import annotations

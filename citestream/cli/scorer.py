@@ -1,4 +1,4 @@
-"""``citestream model ...``: make the trained relevance scorer (questions, training, refinement, the judge, the
+"""``citestream scorer ...``: make the trained relevance scorer (questions, training, refinement, the judge, the
 embedder, its thresholds). The command keeps its name (``make model`` runs it); the work is in ``training.make``."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 def add_parser(sub) -> None:
     from ..embedding import RELEVANCE_EMBEDDER_DIR
-    from ..relevance.model import SHIPPED_DIR
+    from ..relevance.scorer import SHIPPED_DIR
     from ..training.embedder import EmbedderConfig
     from ..training.make import (
         ALL_DOCUMENT_QUESTIONS, DEFAULT_CORPUS, DEFAULT_FDAQA, DEFAULT_LLM, DEFAULT_TRAINING_DOCS, cmd_claims,
@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
     from ..training.pairs import SOURCES
     from ..training.questions import STYLES
 
-    p = sub.add_parser("model", help="make the relevance model: questions, training, refinement")
+    p = sub.add_parser("scorer", help="train the scorers: the relevance embedder and the judge")
     actions = p.add_subparsers(dest="action", required=True)
 
     q = actions.add_parser("questions", help="have the local LLM write questions about corpus sentences (slow)")

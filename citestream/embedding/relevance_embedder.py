@@ -12,7 +12,7 @@ from .embedder import MODEL_NAME, Embedder, model_path
 
 
 RELEVANCE_EMBEDDER_DIR = Path(__file__).resolve().parents[1] / "relevance" / "embedder_weights"
-"""The relevance blend's embedding model (``citestream model embedder``): MiniLM-L6 tuned on the corpus' questions,
+"""The relevance blend's embedding model (``citestream scorer embedder``): MiniLM-L6 tuned on the corpus' questions,
 stored as its encoder layers in float16 over this package's token embeddings. Retrieval keeps the stock model."""
 DELTA_FILE = "delta.safetensors"  # a trained model's weights, over the base package's (the cross-encoder's too)
 METADATA_FILE = "citestream-model.json"  # its training record
@@ -59,7 +59,7 @@ def _embedder_name(folder: Path) -> str:
 
 
 def get_relevance_embedder() -> Embedder:
-    """The relevance blend's embedder (``CITESTREAM_RELEVANCE_EMBEDDER``: a folder ``citestream model embedder``
+    """The relevance blend's embedder (``CITESTREAM_RELEVANCE_EMBEDDER``: a folder ``citestream scorer embedder``
     wrote, over the base its metadata names, or a sentence-transformers folder as published, untuned; empty: the
     one the package ships)."""
     return relevance_embedder_at(relevance_embedder_dir())

@@ -5,6 +5,6 @@ scores its record carries; ``citestream.training`` makes it (``make model``).
 """
 
 from .carried import carrying, carrying_record
-from .model import ClaimRelevance, RelevanceModel, relevance_model_for
+from .scorer import ClaimRelevance, RelevanceModel, relevance_model_for
 
 __all__ = ["ClaimRelevance", "RelevanceModel", "carrying", "carrying_record", "relevance_model_for"]

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from ..relevance.model import METADATA_FILE, load_compact
+from ..relevance.scorer import METADATA_FILE, load_compact
 from .constructions import constructed_claims
 from .corpus import CorpusChunk
 from .pair_set import pairs_sha256

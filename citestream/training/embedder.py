@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..relevance.model import DELTA_FILE, METADATA_FILE
+from ..relevance.scorer import DELTA_FILE, METADATA_FILE
 from .groups import SEED, Group
 from ..core.text_units import content_terms
 from .construction_pairs import OTHER_AUTHORITIES, PREMISE_FORMS, QUALIFIERS

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core.hashing import sha256_hex
 from ..core.text_units import Unit, words
-from ..relevance.model import CLAIM_PREFIX, METADATA_FILE, load_compact, sigmoid
+from ..relevance.scorer import CLAIM_PREFIX, METADATA_FILE, load_compact, sigmoid
 from .checkpoint import Checkpoints, Interrupted, run_key
 from .train import _load_base, save_delta, warmup_then_linear
 from .written import Document, WrittenClaim, WrittenQuestion
@@ -190,7 +190,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
                 checkpoints: Path | None = None, checkpoint_every: int = 50, extra_metadata: dict | None = None,
                 evaluate_every: int = 0, evaluate=None) -> dict:
     """Train from MiniLM-L6 with a fresh head (or from the compact artifact ``base``) and write the artifact to
-    ``out_dir``: the format ``relevance.model.load_compact`` reads."""
+    ``out_dir``: the format ``relevance.scorer.load_compact`` reads."""
     import torch
 
     torch.set_num_threads(config.threads)

@@ -1,8 +1,8 @@
-"""``citestream model ...``: generate questions, build pairs, train, refine. What ``make model`` runs.
+"""``citestream scorer ...``: generate questions, build pairs, train, refine. What ``make model`` runs.
 
 Inputs, all reproducible from a clean clone: the corpus PDFs (``../shared/corpus``), FDA's Q&A
 (``../shared/data/fda-qa/QnA.csv``), and two generated files committed in ``training-data/`` (outside the package):
-the LLM questions and the off-topic questions. ``citestream model questions`` regenerates the first into the
+the LLM questions and the off-topic questions. ``citestream scorer questions`` regenerates the first into the
 state folder (hours on 2 cores); training takes the state folder's copy when there is one, else the committed one.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..config import PROJECT_ROOT, get_settings
-from ..relevance.model import DELTA_FILE, METADATA_FILE, file_sha256
+from ..relevance.scorer import DELTA_FILE, METADATA_FILE, file_sha256
 from .corpus import load_corpus
 from .pair_set import build_pairs, pairs_sha256, write_pairs
 from .pairs import SOURCES, fdaqa_rows
@@ -95,7 +95,7 @@ def cmd_refine(args) -> int:
 
     base, out = Path(args.base), Path(args.out)
     if not (base / DELTA_FILE).is_file():
-        print(f"no first-stage model in {base}: run `citestream model train --out {base}` first", file=sys.stderr)
+        print(f"no first-stage model in {base}: run `citestream scorer train --out {base}` first", file=sys.stderr)
         return 2
     if base.resolve() == out.resolve():
         print("--out must differ from --base (the base is read while the result is written)", file=sys.stderr)
@@ -118,7 +118,7 @@ def cmd_claims(args) -> int:
 
     base, out = Path(args.base), Path(args.out)
     if not (base / DELTA_FILE).is_file() or base.resolve() == out.resolve():
-        print(f"--base must hold a model (`citestream model refine --out {base}`) and differ from --out",
+        print(f"--base must hold a model (`citestream scorer refine --out {base}`) and differ from --out",
               file=sys.stderr)
         return 2
     claims = claims_pairs(load_corpus(Path(args.corpus)))
@@ -205,7 +205,7 @@ def cmd_judge(args) -> int:
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return 128 + stop.signum
-    from ..relevance.model import load_compact
+    from ..relevance.scorer import load_compact
 
     encoder, _ = load_compact(Path(args.out), config.max_length)
     meta["dev"] = on_dev(encoder.model, encoder.tokenizer)

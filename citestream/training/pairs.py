@@ -1,6 +1,6 @@
 """Labelled (question, text) pairs for the relevance model, by source. Label 1: the text answers the question.
 
-Every source is meant to teach something the others do not; ``citestream model train --sources ...`` trains on a
+Every source is meant to teach something the others do not; ``citestream scorer train --sources ...`` trains on a
 subset, and ``scripts/relevance_ablation.py`` measures such models on dev (docs/relevance.md, the ablation).
 
 * ``llm`` — questions a local LLM wrote about corpus sentences (``questions``): the sentence and its chunk

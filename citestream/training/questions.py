@@ -8,7 +8,7 @@ construction instead (``pairs``).
 
 Slow (about 2 s a question on 2 cores), so it runs ahead of training and appends to a JSONL cache: an interrupted
 run resumes where it stopped. The set used by ``make model`` is committed (``training-data/llm_questions.jsonl``) with
-its SHA-256 in the model's metadata; ``citestream model questions`` regenerates it.
+its SHA-256 in the model's metadata; ``citestream scorer questions`` regenerates it.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..relevance.model import DELTA_FILE, METADATA_FILE, load_compact
+from ..relevance.scorer import DELTA_FILE, METADATA_FILE, load_compact
 from .groups import SEED, Group, groups_by_source
 from .pairs import Pair
 from .train import warmup_then_linear

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..relevance.model import DELTA_FILE, METADATA_FILE, MAX_LENGTH, sigmoid
+from ..relevance.scorer import DELTA_FILE, METADATA_FILE, MAX_LENGTH, sigmoid
 from .pair_set import pairs_sha256
 from .pairs import Pair
 

@@ -23,7 +23,7 @@ from re import _parser as sre  # type: ignore[attr-defined]
 import citestream
 
 NOT_SCANNED = ("citestream.training", "citestream.__main__")
-"""Training reads the team's own files offline (``citestream model``); ``__main__`` runs the command line."""
+"""Training reads the team's own files offline (``citestream scorer``); ``__main__`` runs the command line."""
 POOL = "a A 1 . , - ( ) : ; / ' \" * # % $ § é ’ [ ] @ ` < > = \t \n".split(" ") + [" "]
 
 

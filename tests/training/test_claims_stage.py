@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 
 from citestream.relevance import RelevanceModel
-from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+from citestream.relevance.scorer import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 from citestream.training.claims_stage import CONFIG, claims_pairs, tune_claims
 from citestream.training.constructions import (
     changed_quantity, changed_restrictor, constructed_claims, flipped_polarity, swapped_actor)

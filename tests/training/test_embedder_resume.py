@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from citestream.relevance.model import DELTA_FILE
+from citestream.relevance.scorer import DELTA_FILE
 
 from .test_refine import CHUNKS, QUESTIONS
 
@@ -138,7 +138,7 @@ def test_gradcache_chunks_give_the_gradients_of_the_whole_batch(mode):
 
 
 def test_an_embedder_trained_over_another_base_names_it_and_loads_over_it(tmp_path, monkeypatch):
-    """``citestream model embedder --base``: the artifact records its base by name and the loader finds that base in
+    """``citestream scorer embedder --base``: the artifact records its base by name and the loader finds that base in
     the state folder's models/ (where `make mpnet` puts all-mpnet-base-v2; a copy of MiniLM-L6 stands in for it); a
     sentence-transformers folder as published loads zero-shot."""
     import shutil

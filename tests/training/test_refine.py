@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from citestream.relevance import RelevanceModel
-from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+from citestream.relevance.scorer import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 from citestream.training.corpus import CorpusChunk
 from citestream.training.groups import Group, mine_groups
 from citestream.training.pairs import Pair
@@ -83,7 +83,7 @@ def test_refine_refuses_a_missing_base_and_writing_over_its_base(tmp_path, capsy
 
 
 def test_the_embedder_trains_on_groups_and_writes_what_the_relevance_embedder_loads(tmp_path, monkeypatch):
-    """`citestream model embedder`'s training, a few steps: typo copies beside their originals, token embeddings
+    """`citestream scorer embedder`'s training, a few steps: typo copies beside their originals, token embeddings
     left as they were (the artifact is the encoder layers only), and the folder loads as the blend's embedder."""
     from citestream.config import get_settings
     from citestream.embedding import relevance_embedder_at, get_relevance_embedder, model_path, relevance_embedder_name

@@ -100,7 +100,7 @@ class RelevanceModel:
         self._stored_vectors: Callable[[list[str]], dict[str, np.ndarray]] | None = None
         self.metadata: dict = {}
         folder = Path(name_or_path) if name_or_path else SHIPPED_DIR
-        if (folder / DELTA_FILE).is_file():  # our compact artifact (shipped, or from `citestream model train`)
+        if (folder / DELTA_FILE).is_file():  # our compact artifact (shipped, or from `citestream scorer train`)
             self._encoder, self.encoder_name = _shared(load_compact, folder, max_length)
             self.metadata = json.loads((folder / METADATA_FILE).read_text())
         elif not name_or_path:

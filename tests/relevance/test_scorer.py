@@ -8,7 +8,7 @@ from citestream.config import get_settings
 from citestream.embedding import get_embedder, get_relevance_embedder, relevance_embedder_name
 from citestream.core.policy import DEFAULT_POLICY
 from citestream.relevance import RelevanceModel
-from citestream.relevance.model import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+from citestream.relevance.scorer import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
 
 ANSWER = "FDA has 60 days after it receives an NDA to decide whether to file it for review."
 QUESTION = "How many days does FDA have to decide whether to file an NDA?"
@@ -62,7 +62,7 @@ def test_a_hugging_face_cross_encoder_folder_loads_through_the_same_loader(relev
 def test_a_missing_model_is_a_clear_error(tmp_path, monkeypatch):
     import pytest
 
-    import citestream.relevance.model as model
+    import citestream.relevance.scorer as model
 
     monkeypatch.setattr(model, "SHIPPED_DIR", tmp_path)
     with pytest.raises(FileNotFoundError, match="make model"):
@@ -172,7 +172,7 @@ def test_questions_scored_at_the_same_time_share_a_pass_and_score_as_alone(embed
 
 
 def test_the_relevance_embedder_is_the_tuned_model_over_the_base_token_embeddings():
-    """The blend's cosine comes from MiniLM-L6 tuned on the corpus' questions (`citestream model embedder`), shipped
+    """The blend's cosine comes from MiniLM-L6 tuned on the corpus' questions (`citestream scorer embedder`), shipped
     as its encoder layers only; retrieval keeps the stock model."""
     from citestream.embedding import RELEVANCE_EMBEDDER_DIR
 
@@ -213,7 +213,7 @@ def test_the_claim_judge_scores_with_the_blend_the_settings_name_over_the_same_c
 
 def test_a_text_that_holds_every_word_the_question_asks_about_gets_the_coverage_bonus(relevance):
     """The model's score plus COVERAGE_BONUS, only when every content word of the question is in the text."""
-    from citestream.relevance.model import COVERAGE_BONUS
+    from citestream.relevance.scorer import COVERAGE_BONUS
 
     question = "What does lecanemab target?"
     texts = ["Lecanemab: The drug targets soluble amyloid-beta protofibrils.",
