@@ -71,6 +71,14 @@ def premise_refusal(premise: str, verdict: ClaimVerdict | None) -> NoAnswer | No
     return NoAnswer(code="FALSE_PREMISE", detail=detail[:1000])
 
 
+def premise_check_applies(premises: Sequence[str], carried: NoAnswer | None) -> bool:
+    """Whether a question's premises are judged (``FALSE_PREMISE``): it states some, and retrieve either found facts or
+    found nothing relevant. The judge reads the premise with the question and may score no unit as answering it; a
+    premise the documents do not support is then the more telling reason. A question about a regulator with no
+    documents (``WRONG_AUTHORITY``) keeps that reason."""
+    return bool(premises) and (carried is None or carried.code == "NOT_RELEVANT")
+
+
 def withheld(record: RecordT, no_answer: NoAnswer) -> RecordT:
     """``record`` (facts on their way) with its facts taken away and the refusal it carries to the answer."""
     return record.model_copy(update={"facts": [], "no_answer": no_answer})

@@ -22,7 +22,7 @@ from .qa.generate import generate
 from .qa.retrieve import find_facts
 from .qa.validate import validate
 from .qa.validate.provenance import ASSEMBLE, evidence_digest, generation_problem
-from .refusals import withheld
+from .refusals import premise_check_applies, withheld
 from .verification import judge_from_settings, pack_finder, verify_claims
 from .verification.premises import unsupported_premise
 
@@ -30,13 +30,12 @@ from .verification.premises import unsupported_premise
 def retrieve_facts(question: QuestionEvent, deps: Deps) -> FactsRecord:
     """Phase A: facts with scores, never an answer. One reading transaction: the index version is read with the
     search's settings and the question's lexemes, and the candidate lists and their hydration share it. A question
-    whose premise the documents do not support keeps no fact (``FALSE_PREMISE``), also when nothing relevant was
-    found: the judge reads the premise with the question and may find that no unit answers it, and the premise is
-    the more telling reason."""
+    whose premise the documents do not support keeps no fact (``FALSE_PREMISE``; ``refusals.premise_check_applies``
+    says when)."""
     with deps.search.reading(deps.policy.retrieval.hnsw_ef_search, question.question) as reader:
         reading = deps.reader.read(question.question, reader.index_version)
         facts = find_facts(question, reader, reader.index_version, deps.embedder, deps.policy, deps.relevance, reading)
-    if reading.premises and (facts.no_answer is None or facts.no_answer.code == "NOT_RELEVANT"):
+    if premise_check_applies(reading.premises, facts.no_answer):
         refusal = unsupported_premise(reading.premises, question.scope, _claim_judge(deps), _pack_finder(deps))
         if refusal is not None:
             return withheld(facts, refusal)

@@ -53,14 +53,14 @@ def add_parser(sub) -> None:
     t.set_defaults(fn=cmd_train)
 
     r = actions.add_parser("refine", help="second stage: train a first-stage model further on mined groups")
-    r.add_argument("--base", required=True, help="the first-stage model (`model train --out`)")
+    r.add_argument("--base", required=True, help="the first-stage model (`scorer train --out`)")
     r.add_argument("--out", required=True, help="where the refined model goes")
     r.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     r.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     r.set_defaults(fn=cmd_refine, no_noise=False)
 
     c = actions.add_parser("claims", help="third stage: train a refined model further on constructed claims")
-    c.add_argument("--base", required=True, help="the refined model (`model refine --out`)")
+    c.add_argument("--base", required=True, help="the refined model (`scorer refine --out`)")
     c.add_argument("--out", required=True, help="where the model goes")
     c.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     c.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
