@@ -14,7 +14,7 @@ _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
 # glued to the full stop ("holder.29 Applicants", "writing.”30 Such") stays with the sentence it ends.
 _SENTENCE_END = re.compile(
     r"(?:(?<=[.!?;])|(?<=[.!?][\u201d\"])|(?<=[a-z)][.!?]\d)|(?<=[a-z)][.!?]\d\d)|(?<=[.!?][\u201d\"]\d)"
-    r"|(?<=[.!?][\u201d\"]\d\d))\s+(?=[\"'\u201c(\[]?[A-Z0-9])")
+    r"|(?<=[.!?][\u201d\"]\d\d))\s+(?=[\"'\u201c(\[]?[A-Z0-9]|§|\((?:[a-z]|\d{1,2}|[ivx]{1,4})\) [A-Z])")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "U.S.C.", "U.S.", "No.", "Sec.", "approx.", "vs.", "Fig.", "et al.", "Rev.",
                   "Vol.")
 
@@ -164,10 +164,14 @@ def scored_units(passage: str) -> tuple[str, ...]:
 _REFERENCES = frozenset("it its they their them this these those such".split())
 """Words that open a sentence whose subject is elsewhere ("It requires ...", "These include ...", "Such studies")."""
 _HEADING_SMALL = frozenset("a an and as at by for from in of on or the to vs versus with".split())
-_OPENERS = STOPWORDS | frozenset(
+_OPENERS = (STOPWORDS - frozenset(
+    "according provided pdfs pdf document documents guidance say says said state states please tell explain describe "
+    "one two".split())) | frozenset(
     """although though whereas since unless once following regarding however therefore thus moreover additionally
-    also generally typically currently specifically ordinarily usually similarly accordingly""".split())
-"""Function words a sentence opens with: after a run of capitalised words, one of them starts the sentence."""
+    also generally typically currently specifically ordinarily usually similarly accordingly consistent based
+    included prior given using depending unlike""".split())
+"""Function words a sentence opens with (the question words of ``STOPWORDS`` left out: "Guidance", "States" and
+"Document" are title words): after a heading, one of them starts the sentence."""
 _SECTION_NUMBER = re.compile(r"^\(?(?:[IVX]{1,5}|[A-Z]|\d{1,3}(?:\.\d{1,3}){0,5})[.)]?\)?$")
 _TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
 _REFERENCE_TOKEN = re.compile(
@@ -222,26 +226,68 @@ def _heading_word(token: str) -> bool:
             or not any(c.isalpha() for c in token))
 
 
+_NOT_OPENERS = frozenset("i may us will is are was were be been being am has have had do does did".split())
+"""Stopwords that are a pronoun, a month or a verb when capitalised mid-line ("in May the ...", "a Drug That Is a
+Duplicate": a title)."""
+_DETERMINERS = frozenset("the a an this these that each all any every".split())
+_ACRONYM = re.compile(r"^\(?[A-Z][A-Z0-9&/-]*[A-Z0-9]s?\)?[,.;:]?$")
+_LIST_MARK = re.compile(r"^\((?:[a-z]|\d{1,2}|[ivx]{1,4})\)$")
+_HEADING_START = re.compile(r"^(?:[A-Z0-9§\u201c\"(]|[IVX]+\.)")
+_SENTENCE_PUNCT = (".", ":", ";", "?", "!", ",")
+_AUXILIARIES = frozenset("be is are was were been being".split())  # "... May Be Included in ...": a title
+MAX_HEADING_WORDS = 12
+
+
+def _shouted(tokens: list[str]) -> bool:
+    """Every word of four or more letters set in capitals, and at least one such ("BACKGROUND", "I. INTRODUCTION")."""
+    long = ["".join(filter(str.isalpha, t)) for t in tokens]
+    long = [w for w in long if len(w) >= 4]
+    return bool(long) and all(w.isupper() for w in long)
+
+
+def _opens_sentence(tokens: list[str]) -> bool:
+    """The words open as a sentence does: a capitalised function word, then a word in lower case ("As described")."""
+    return len(tokens) > 1 and tokens[0].lower() in _OPENERS and tokens[1][:1].islower()
+
+
+def _heading_prefix(tokens: list[str]) -> bool:
+    """Words that can be a heading: at most ``MAX_HEADING_WORDS``, opening with a capital, a number or a section
+    sign, none ending a sentence or a clause (a section number such as "I.9" or "3.2." may hold a full stop)."""
+    if not tokens or len(tokens) > MAX_HEADING_WORDS or not _HEADING_START.match(tokens[0]):
+        return False
+    named = any(sum(c.isalpha() for c in t) >= 3 and not _LIST_MARK.match(t) for t in tokens)  # not "(iii)", "18.42"
+    if _SEE.match(tokens[0]) or _opens_sentence(tokens):  # "See guidance ... May Be Included", "As described in"
+        return False
+    return named and not any(t.endswith((".", ":", ";", "?", "!")) and any(c.islower() for c in t) for t in tokens)
+
+
 def heading_end(unit: str) -> int:
     """Where a heading glued to the sentence after it ends (the PDF's heading line and the paragraph under it become
-    one line of text): the offset of the sentence, or 0 when the unit opens with none. A heading is a run of
-    capitalised words (small words, section numbers and figures allowed) followed by a capitalised function word
-    that opens a sentence: "Performance Goals for MCRMs If an MCRM is requested ..." → "If an MCRM ...", or a heading
-    set in capitals, one word will do: "INTRODUCTION This guidance ..." → "This guidance ..."."""
+    one line of text): the offset of the sentence, or 0 when the unit opens with none.
+
+    Mid-line, a capitalised function word followed by a word in lower case opens a sentence: English never
+    capitalises "The", "If", "To" or "Where" inside a sentence, so what stands before it (a short run of words that
+    ends no clause) is a heading: "Reporting The store manager ...", "Viral safety Where applicable, ...",
+    "Established Conditions (ECs) (Chapter 3) The concept ...". A determiner may also open on an acronym ("The
+    Role of an RLD in an ANDA The RLD is ..."); after a heading set in capitals any word may follow ("BACKGROUND In
+    March of 1997 ..."); a list marker after a heading opens the list's first item ("Subpart A-General Provisions §
+    211.1 Scope (a) The regulations ..."). Title case never cuts: a capitalised function word followed by another
+    capital belongs to a title ("Drugs In Development")."""
     tokens = unit.split(" ")
-    capitals = 0
-    shouted = 0  # words of 4+ letters set in capitals, while every word so far is one or a number
-    for j, token in enumerate(tokens):
-        opens = (token[:1].isupper() and token.lower() in _OPENERS and j + 1 < len(tokens)
-                 and not tokens[j + 1][:1].isupper() and not tokens[j - 1].endswith((".", ":", ";", "?", "!")))
-        all_shouted = shouted > 0 and shouted == j - sum(bool(_SECTION_NUMBER.match(t)) for t in tokens[:j])
-        if j >= 1 and opens and (all_shouted or (j >= 2 and capitals >= 2)):
+    for j in range(1, min(len(tokens) - 1, MAX_HEADING_WORDS + 1)):
+        token, following, before = tokens[j], tokens[j + 1], tokens[j - 1]
+        if before.endswith(_SENTENCE_PUNCT) or before.lower() in _AUXILIARIES or len(tokens) - j < 4:
+            continue
+        bare = token.lower()
+        opener = ((token[:1].isupper() and token[1:].islower()) or (len(token) == 1 and token.isupper())) and (
+            bare in _OPENERS and bare not in _NOT_OPENERS)
+        if opener:
+            opens = (following[:1].islower() or (bare in _DETERMINERS and bool(_ACRONYM.match(following)))
+                     or _shouted(tokens[:j]))
+        else:
+            opens = bool(_LIST_MARK.match(token)) and following[:1].isupper()
+        if opens and _heading_prefix(tokens[:j]):
             return len(" ".join(tokens[:j])) + 1
-        if not _heading_word(token) or j >= 15:
-            return 0
-        capitals += token[:1].isupper() and any(c.isalpha() for c in token)
-        letters = "".join(filter(str.isalpha, token))
-        shouted += len(letters) >= 4 and letters.isupper()
     return 0
 
 
@@ -285,6 +331,11 @@ def is_reference(unit: str) -> bool:
         _reference_word(t.strip("\"“”")) for t in tokens)
 
 
+_CODE_SECTION_TITLE = re.compile(r"^§{1,2} ?\d{1,4}(?:\.\d{1,4}){0,3}[a-z]? [A-Z][^.;:?!]{0,200}\.$")
+"""A section of the Code and its title, the one sentence end at its end: "§ 211.87 Retesting of approved components,
+drug product containers, and closures." """
+
+
 @lru_cache(maxsize=16384)
 def is_label(unit: str) -> bool:
     """A line that names, points or asks rather than says: a heading (capitalised words, no sentence end), a table of
@@ -294,6 +345,8 @@ def is_label(unit: str) -> bool:
         return True
     tokens = unit.split()
     if tokens and all(_REFERENCE_TOKEN.match(t) for t in tokens):
+        return True
+    if _CODE_SECTION_TITLE.match(unit) and len(tokens) <= MAX_HEADING_WORDS + 4:
         return True
     stripped = unit.rstrip()
     ends_sentence = re.search(r"[.!?:;][\"\u201d)]?$", stripped) and not re.search(r"\)\.\d{1,2}$", stripped)

@@ -55,6 +55,8 @@ class ItemResult(BaseModel):
     fallback_used: bool = False
     failure_reason: str | None = None
     latency_s: float | None = None
+    confidence: str | None = Field(None, description="The answer's label: High, Medium or Low")
+    best_relevance: float | None = Field(None, description="The best answer sentence's relevance score")
 
     @property
     def hallucinated(self) -> bool:
@@ -115,6 +117,8 @@ def score_item(item: GoldenItem, answer: ValidatedAnswer | None, chunk_texts: Ma
         citations_on_expected=on_expected, matched_phrase=matched,
         hallucinated_sentences=unsupported_sentences(answer, chunk_texts) if answer.status == "answered" else [],
         fallback_used=answer.fallback_used, failure_reason=answer.failure_reason, refusal_code=answer.refusal_code,
+        confidence=answer.confidence,
+        best_relevance=max((s.relevance for s in answer.sentences if s.relevance is not None), default=None),
         answering_sentences=sum(1 for s in answer.sentences
                                 if s.relevance is not None
                                 and s.relevance >= answer.grounding_metrics.get("answer_threshold", 1.0)),

@@ -103,10 +103,14 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
             fits = size + len(part) + 1 <= CHILD_CHARS or (
                 len(part) < SMALL_BLOCK and size + len(part) + 1 <= OVERFLOW * CHILD_CHARS)
             if part_key != key or not fits:
+                lead_in = ""
                 if key is not None and part_key[0] == key[0]:  # a sentence a block boundary cut, on one page
                     ending, part = _sentence_end(current, part)
                     current += [ending] if ending else []
+                    lead_in = _trailing_lead_in(current) if part_key == key else ""
                 flush()
+                if lead_in:  # a lead-in goes with the list it announces, not at the end of the child before
+                    current, size = [lead_in], len(lead_in) + 1
                 key = part_key
                 if not part:
                     continue
@@ -114,6 +118,22 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
             size += len(part) + 1
     flush()
     return _absorb_small(_across_pages(pieces))
+
+
+def _trailing_lead_in(current: list[str]) -> str:
+    """The last sentence of the child being closed when it announces a list (ends in ":"), taken off that child;
+    "" when there is none, or when it is all the child holds. A lead-in quoted without its items is a fragment
+    ("... may be rescheduled if:"); in the next child it stays with them."""
+    if len(current) < 2 or not current[-1].rstrip().endswith(":"):
+        last = current[-1] if current else ""
+        head, sep, tail = last.rstrip().rpartition(". ")
+        if not (sep and tail.endswith(":") and tail[:1].isupper() and len(tail) < CHILD_CHARS / 4):
+            return ""
+        current[-1] = head + "."
+        return tail
+    if len(current[-1]) >= CHILD_CHARS / 2:
+        return ""
+    return current.pop()
 
 
 _OPEN_END = re.compile(r"[A-Za-z0-9,(-]$")  # a piece that stops inside a sentence
@@ -152,10 +172,28 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
         if nxt.kind != "text" or nxt.page != piece.page + 1 or nxt.section != piece.section:
             continue
         ending, rest = _sentence_end([piece.text.rsplit("\n", 1)[-1]], nxt.text, _PAGE_CONTINUATION)
+        if not ending and piece.text.rstrip().endswith(":"):
+            ending, rest = _list_items(nxt.text)
         if ending:
             out[i] = Piece(piece.page, f"{piece.text}\n{ending}", piece.section, piece.kind)
             out[turn] = Piece(nxt.page, rest, nxt.section, nxt.kind)
     return [p for p in out if p.text]
+
+
+_LIST_ITEM = re.compile(r"^(?:[•●▪◦o\-–]\s|\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]\s)")
+
+
+def _list_items(text: str) -> tuple[str, str]:
+    """The list items a page opens with, after a lead-in that closed the page before ("... include the following:"
+    | "• ..."): they go with their lead-in (up to half a child), the rest stays; ``("", text)`` when the page opens
+    with none."""
+    lines = text.split("\n")
+    taken: list[str] = []
+    for line in lines:
+        if not _LIST_ITEM.match(line) or sum(map(len, taken)) + len(line) > CHILD_CHARS / 2:
+            break
+        taken.append(line)
+    return "\n".join(taken), "\n".join(lines[len(taken):]).strip()
 
 
 def _absorb_small(pieces: list[Piece]) -> list[Piece]:

@@ -46,3 +46,47 @@ def test_a_sentence_that_refers_back_is_also_read_with_its_subject():
     assert answer.readings[1].startswith("Who reviews new drug submissions?: A team")
     plain = read_units("The applicant submits the form. The underlying requirements are in the Act itself.")
     assert not plain[1].about  # "The applicant ..." opens with a function word, not a name
+
+
+@pytest.mark.parametrize("text, sentence", [
+    # the and the judged sample's headings glued to the sentence under them, as the PDFs print them
+    ("Reporting The store manager reports every deviation to quality assurance.", "The store manager"),
+    ("BACKGROUND In March of 1997, FDA issued final part 11 regulations.", "In March of 1997"),
+    ("Established Conditions (ECs) (Chapter 3) The concept of ECs provides a clear understanding.", "The concept"),
+    ("Viral safety Where applicable, information assessing the risk should be provided.", "Where applicable"),
+    ("Storage, logistics and distribution conditions To assess the adequacy of arrangements for storage.",
+     "To assess"),
+    ("The Role of an RLD in an ANDA The RLD is the listed drug to which the applicant refers.", "The RLD is"),
+    ("Subpart A-General Provisions § 211.1 Scope (a) The regulations in this part contain the minimum practice.",
+     "(a) The regulations"),
+    ("Single-Dose and Multiple-Dose (Steady-State) Testing Consistent with the regulations, we recommend it.",
+     "Consistent with"),
+])
+def test_a_heading_in_any_case_is_cut_off_the_sentence_it_was_glued_to(text, sentence):
+    cut = heading_end(text)
+    assert cut and text[cut:].startswith(sentence)
+    (unit,) = read_units(text)
+    assert unit.quote.startswith(sentence) and unit.about
+
+
+@pytest.mark.parametrize("text", [
+    "ICH Q8 Pharmaceutical Development Guideline recommends that the applicant do it.",
+    "See guidance for industry Variations in Drug Products that May Be Included in a Single ANDA (December 1998).",
+    "Basis of Submission for a Generic Drug That Is a Duplicate of a Drug Product Approved in a Petitioned ANDA.",
+    "As described in the guidances for industry For the Submission of Documentation for Sterilization.",
+    "(iii) The drug product's steady-state performance is equivalent to that of the reference product.",
+    "Guidance on Drugs In Development describes what sponsors submit at each stage of development.",
+    "The applicant submits the form in May the year after approval, as the rule says.",
+])
+def test_titles_cross_references_and_list_markers_are_not_headings(text):
+    assert heading_end(text) == 0
+
+
+def test_a_section_of_the_code_opens_a_new_unit_and_its_title_is_never_quoted():
+    text = ("Deviation from this requirement is permitted if such deviation is temporary. § 211.87 Retesting of "
+            "approved components, drug product containers, and closures. Components shall be retested as needed. "
+            "§ 211.56 Sanitation. (a) Any building used in the manufacture of a drug product shall be clean.")
+    quotes = [u.quote for u in read_units(text)]
+    assert quotes == ["Deviation from this requirement is permitted if such deviation is temporary.",
+                      "Components shall be retested as needed.",
+                      "(a) Any building used in the manufacture of a drug product shall be clean."]

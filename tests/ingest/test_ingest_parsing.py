@@ -206,3 +206,25 @@ def test_unreadable_pdfs_raise_with_a_clear_reason(tmp_path, make, reason):
 def test_blank_pdf_has_pages_but_no_blocks(tmp_path):
     pages = read_pages(write_blank_pdf(tmp_path / "blank.pdf"))
     assert len(pages) == 2 and extract_blocks(pages) == []
+
+
+def test_a_lead_in_goes_with_the_list_it_announces():
+    """A child that would close on "... the following:" leaves the lead-in to the child that holds its items, on
+    the page and across a page break: a lead-in is never quoted without its list."""
+    filler = "The sponsor should describe the manufacturing process in enough detail for review. " * 9
+    lead_in = "A meeting may be rescheduled by FDA if:"
+    items = [Block(1, f"• item {i}: the applicant's package is not received in time for review.", "list", "S")
+             for i in range(4)]
+    pieces = child_pieces_from_blocks([Block(1, filler.strip(), "text", "S"), Block(1, lead_in, "text", "S"), *items])
+    holder = next(p for p in pieces if lead_in in p.text)
+    assert "• item 0" in holder.text and len(pieces) > 1
+    assert not any(p.text.rstrip().endswith(":") for p in pieces)
+    glued = child_pieces_from_blocks([Block(1, f"{filler}{lead_in}", "text", "S"), *items])  # one block's last sentence
+    assert not any(p.text.rstrip().endswith(":") for p in glued)
+    assert "• item 0" in next(p for p in glued if lead_in in p.text).text
+    across = child_pieces_from_blocks([Block(1, f"{filler}{lead_in}", "text", "S"),
+                                       *(Block(2, b.text, "list", "S") for b in items[:2]),
+                                       Block(2, "Other changes need an amendment before they start.", "text", "S")])
+    assert across[0].page == 1 and across[0].text.endswith("• item 1: the applicant's package is not received in "
+                                                            "time for review.")
+    assert across[-1].page == 2 and across[-1].text == "Other changes need an amendment before they start."

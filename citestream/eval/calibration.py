@@ -1,0 +1,91 @@
+"""Is a confidence label a promise kept? How often each label was right, and the calibration curve, per set.
+
+"Right" is the item's pass: an answered answerable question answered right (cited on an expected page, with its
+phrase); an answered unanswerable question is wrong whatever its label. ``make eval`` writes one PNG per set
+(``eval-<through>-<set>-calibration.png``): the share right in bins of the best answer sentence's relevance score,
+beside the labels' thresholds (``RelevancePolicy.high_confidence`` and ``answer_threshold``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .score import ItemResult
+
+LABELS = ("High", "Medium", "Low")
+
+
+def answered(items: Sequence[ItemResult]) -> list[ItemResult]:
+    return [i for i in items if i.status == "answered"]
+
+
+def label_table(items: Sequence[ItemResult]) -> dict[str, dict[str, float | int]]:
+    """Per label: answers given with it, right among them, the share right; and the right answers labelled High
+    as a share of the answerable questions (what the label covers)."""
+    out: dict[str, dict[str, float | int]] = {}
+    for label in LABELS:
+        given = [i for i in answered(items) if i.confidence == label]
+        right = sum(i.passed for i in given)
+        share = round(right / len(given), 4) if given else 0.0
+        out[label] = {"answers": len(given), "right": right, "precision": share}
+    answerable = sum(i.answerable for i in items)
+    high_right = out["High"]["right"]
+    out["High"]["coverage"] = round(high_right / answerable, 4) if answerable else 0.0
+    return out
+
+
+def curve(items: Sequence[ItemResult], bins: int = 10) -> list[tuple[float, float, int, float]]:
+    """(bin low, bin high, answers, share right) over the best relevance score of each answered item."""
+    scored = [(i.best_relevance, i.passed) for i in answered(items) if i.best_relevance is not None]
+    out = []
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        inside = [ok for s, ok in scored if lo <= s < hi or (b == bins - 1 and s == 1.0)]
+        out.append((lo, hi, len(inside), sum(inside) / len(inside) if inside else float("nan")))
+    return out
+
+
+def high_threshold(items: Sequence[ItemResult], precision: float, candidates: Sequence[float]) -> float | None:
+    """The lowest score at which the answers at or above it are right at least ``precision`` of the time (chosen on
+    dev; a label's promise is the share right above its threshold, not in one bin)."""
+    scored = [(i.best_relevance, i.passed) for i in answered(items) if i.best_relevance is not None]
+    for t in sorted(candidates):
+        above = [ok for s, ok in scored if s >= t]
+        if above and sum(above) / len(above) >= precision:
+            return t
+    return None
+
+
+def plot_calibration(name: str, items: Sequence[ItemResult], path: Path, thresholds: dict[str, float]) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = curve(items)
+    table = label_table(items)
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    mids = [(lo + hi) / 2 for lo, hi, n, _ in rows if n]
+    rates = [r for _, _, n, r in rows if n]
+    ax.plot([0, 1], [0, 1], color="#bbbbbb", linestyle="--", linewidth=1, label="score = share right")
+    ax.plot(mids, rates, marker="o", color="#3b7dd8", label="share right, per score bin")
+    for (lo, hi, n, r) in rows:
+        if n:
+            ax.annotate(str(n), ((lo + hi) / 2, r), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+    for label, t in thresholds.items():
+        ax.axvline(t, color="#d0743c" if label == "High" else "#8a63d2", linewidth=1)
+        ax.annotate(f"{label} ≥ {t:.2f}", (t, 0.03), rotation=90, fontsize=8, ha="right", va="bottom")
+    high, medium = table["High"], table["Medium"]
+    ax.set_title(f"{name}: High right {high['right']}/{high['answers']}, Medium {medium['right']}/{medium['answers']}",
+                 fontsize=10)
+    ax.set_xlabel("best answer sentence's relevance score")
+    ax.set_ylabel("answers right")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.08)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

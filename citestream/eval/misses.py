@@ -1,0 +1,236 @@
+"""Sort the dev misses into classes before building: where does a question the product gets wrong go wrong?
+
+``python -m citestream.eval.misses --set tests/golden/qa_v2_dev.jsonl --set tests/golden/qa_docs_dev.jsonl
+--out DIR`` runs every item in-process through the question path, keeps each stage's record, and puts every miss
+in exactly one class, decided from the records (never from the item's wording):
+
+=================  ===================================================================================================
+class              what the records show
+=================  ===================================================================================================
+retrieval          no fact on an expected page holds the answer phrase: the answer never reached the evidence
+gate               refused before generation (``NOT_RELEVANT``, ``WRONG_AUTHORITY``, ``FALSE_PREMISE``) with the
+                   answering passage among the facts
+not_answering      refused ``NOT_ANSWERING`` (or no sentence passed the answer threshold) with the answering unit in
+                   the prompt's evidence
+unit_broken        answered on an expected page, but a quoted unit is not whole: a heading glued before it, a lead-in
+                   ending in ":" without its list, a fragment (opens in lower case or ends without a stop)
+neighbour          answered, but with another unit than the one that holds the answer phrase
+answered_unanswerable  an unanswerable question answered
+other              anything else (a refusal with the answer only in the facts, not in the evidence, and so on)
+=================  ===================================================================================================
+
+It refuses a held-out test split: misses are read item by item, so only dev is ever looked at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..core.text_units import heading_end, read_units
+from .sets import GoldenItem, blind, contains_phrase, load_set, set_name
+
+CLASSES = ("gate", "not_answering", "neighbour", "unit_broken", "retrieval", "answered_unanswerable", "other")
+GATE_CODES = {"NOT_RELEVANT", "WRONG_AUTHORITY", "FALSE_PREMISE"}
+
+
+@dataclass
+class Miss:
+    set: str
+    id: str
+    kind: str
+    question: str
+    cls: str
+    detail: str
+    quoted: list[str] = field(default_factory=list)
+    answering_unit: str = ""
+    refusal_code: str | None = None
+    confidence: str | None = None
+
+
+def broken(unit: str) -> str:
+    """Why a quoted unit is not what a person would quote, or "" when it is whole."""
+    text = unit.strip()
+    if heading_end(text):
+        return "heading glued"
+    if text.endswith(":"):
+        return "lead-in without its list"
+    if text[:1].islower():
+        return "fragment (opens mid-sentence)"
+    if not text.rstrip("\"”')]").endswith((".", "!", "?", ";", ":")):
+        return "fragment (no sentence end)"
+    return ""
+
+
+def _answering_unit(item: GoldenItem, blocks) -> str:
+    """The unit of an evidence block on an expected page that holds an answer phrase ("" when none does)."""
+    for block in blocks:
+        if (block.pdf, block.page) not in item.expected_pages:
+            continue
+        for unit in read_units(block.text):
+            if contains_phrase(unit.quote, item.must_contain_any):
+                return unit.quote
+        if contains_phrase(block.text, item.must_contain_any):
+            return block.text[:300]
+    return ""
+
+
+def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=None) -> Miss | None:
+    """The one class of a miss (None when the item passed), from the records its question left. ``chunk_holds``
+    tells whether any stored chunk on an expected page holds an answer phrase whole (a retrieval miss can only be one
+    when there is such a chunk to retrieve)."""
+    if outcome in ("pass", "correct_refusal"):
+        return None
+    base = dict(set="", id=item.id, kind=item.style or item.perturbation or item.kind or item.category,
+                question=item.question, refusal_code=answer.refusal_code if answer else None,
+                confidence=answer.confidence if answer else None,
+                quoted=[s.text for s in answer.sentences] if answer else [])
+    if not item.answerable:
+        return Miss(**base, cls="answered_unanswerable", detail=outcome)
+    from ..llm.extractive import parse_prompt
+
+    text = prompt.prompt.prompt_text if prompt is not None else ""
+    blocks = parse_prompt(text)[0] if text else []
+    unit = _answering_unit(item, blocks)
+    in_facts = any((f.pdf, f.page) in item.expected_pages and contains_phrase(f.quote, item.must_contain_any)
+                   for f in (facts.facts if facts else []))
+    if not unit and not in_facts:
+        page_in_facts = any((f.pdf, f.page) in item.expected_pages for f in (facts.facts if facts else []))
+        whole = chunk_holds is not None and chunk_holds(item)
+        if chunk_holds is not None and not whole:
+            return Miss(**base, cls="unit_broken", detail="the answer is split between two chunks")
+        return Miss(**base, cls="retrieval",
+                    detail="its page retrieved, not its chunk" if page_in_facts else "its page not retrieved")
+    if answer is None or answer.status != "answered":
+        code = answer.refusal_code if answer else None
+        if code in GATE_CODES and in_facts:
+            return Miss(**base, cls="gate", detail=code or "", answering_unit=unit)
+        if unit:
+            return Miss(**base, cls="not_answering", detail=code or "refused", answering_unit=unit)
+        return Miss(**base, cls="other", detail=f"refused {code}; answer in the facts, not in the evidence")
+    on_page = [s for s in answer.sentences if (s.pdf, s.page) in item.expected_pages]
+    reasons = [broken(s.text) for s in on_page]
+    if any(reasons):
+        return Miss(**base, cls="unit_broken", detail=next(r for r in reasons if r), answering_unit=unit)
+    if unit:
+        return Miss(**base, cls="neighbour", detail=outcome, answering_unit=unit)
+    return Miss(**base, cls="other", detail=f"{outcome}; answer in the facts, not in the evidence")
+
+
+def _chunk_holds(engine, item: GoldenItem) -> bool:
+    """Some stored chunk on an expected page holds an answer phrase whole."""
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        for pdf, page in item.expected_pages:
+            rows = conn.execute(text("SELECT text FROM chunks WHERE pdf = :pdf AND page = :page"),
+                                {"pdf": pdf, "page": page})
+            if any(contains_phrase(r[0], item.must_contain_any) for r in rows):
+                return True
+    return False
+
+
+def run(items: list[GoldenItem], deps) -> list[tuple[GoldenItem, object, object, object, str]]:
+    """Every item through the question path in-process, keeping the facts, the prompt and the answer."""
+    from ..flow import QUESTION_PATH
+    from ..inprocess import run_steps
+    from .run import questions_for
+    from .score import fetch_chunk_texts, score_item
+
+    out = []
+    questions = questions_for(items)
+    for item in items:
+        record, kept = questions[item.id], {}
+        for step in QUESTION_PATH:
+            record = run_steps(record, (step,), deps)
+            kept[step.stage] = record
+        answer = kept["validate"]
+        texts = fetch_chunk_texts(deps.engine, [s.chunk_id for s in answer.sentences])
+        outcome = score_item(item, answer, texts).outcome
+        out.append((item, kept.get("retrieve"), kept.get("assemble"), answer, outcome))
+    return out
+
+
+def block_scores(prompt, cited: set[str]) -> dict[str, float | None]:
+    """The best carried score of a cited evidence block and of the best block not cited (the runner-up): how far
+    the answer stood above the other passages the question was given."""
+    from ..models.common import reading_key
+
+    if prompt is None or prompt.sentence_scores is None:
+        return {"cited_block": None, "runner_up": None}
+    scores = prompt.sentence_scores.scores
+    best: dict[str, float] = {}
+    for e in prompt.answer_bundle.selected_evidence:
+        keys = (reading_key(r) for u in read_units(e.sanitized_text) for r in u.readings)
+        values = [scores[k] for k in keys if k in scores]
+        if values:
+            best[e.chunk_id] = max(best.get(e.chunk_id, 0.0), max(values))
+    inside = [v for c, v in best.items() if c in cited]
+    outside = [v for c, v in best.items() if c not in cited]
+    return {"cited_block": max(inside, default=None), "runner_up": max(outside, default=None)}
+
+
+def table(misses: list[Miss], totals: dict[str, int]) -> str:
+    """The miss table in Markdown: count per class and set, then three examples of each class."""
+    sets = sorted(totals)
+    counts = Counter((m.cls, m.set) for m in misses)
+    lines = ["| class | " + " | ".join(f"{s} ({totals[s]} items)" for s in sets) + " | all |",
+             "|---|" + "---:|" * (len(sets) + 1)]
+    for cls in sorted(CLASSES, key=lambda c: -sum(counts[(c, s)] for s in sets)):
+        row = [counts[(cls, s)] for s in sets]
+        lines.append(f"| {cls} | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
+    lines.append("| **misses** | " + " | ".join(str(sum(m.set == s for m in misses)) for s in sets)
+                 + f" | {len(misses)} |")
+    for cls in CLASSES:
+        examples = [m for m in misses if m.cls == cls][:3]
+        if not examples:
+            continue
+        lines += ["", f"**{cls}**", ""]
+        for m in examples:
+            quoted = " / ".join(q[:160] for q in m.quoted) or "—"
+            lines.append(f"- `{m.id}` ({m.kind}; {m.detail}) *{m.question[:160]}* — quoted: {quoted}"
+                         + (f" — answering unit: {m.answering_unit[:200]}" if m.answering_unit else ""))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", action="append", required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if any(blind(set_name(s)) for s in args.set):
+        print("refusing to read a held-out test split item by item", file=sys.stderr)
+        return 2
+    from ..deps import get_deps
+
+    deps = get_deps()
+    misses, totals, rows = [], {}, []
+    for path in args.set:
+        name = set_name(path)
+        items = load_set(Path(path))
+        totals[name] = len(items)
+        for item, facts, prompt, answer, outcome in run(items, deps):
+            rows.append({"set": name, "id": item.id, "outcome": outcome, "answerable": item.answerable,
+                         "kind": item.style or item.perturbation or item.kind,
+                         "confidence": answer.confidence if answer else None,
+                         "best": max((s.relevance or 0.0 for s in answer.sentences), default=None) if answer else None,
+                         **block_scores(prompt, {s.chunk_id for s in answer.sentences} if answer else set())})
+            miss = classify(item, facts, prompt, answer, outcome, lambda i: _chunk_holds(deps.engine, i))
+            if miss is not None:
+                miss.set = name
+                misses.append(miss)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "misses.json").write_text(json.dumps([asdict(m) for m in misses], indent=1, ensure_ascii=False))
+    (args.out / "items.json").write_text(json.dumps(rows, indent=1))
+    text = table(misses, totals)
+    (args.out / "misses.md").write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
