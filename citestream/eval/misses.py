@@ -79,10 +79,12 @@ def _answering_unit(item: GoldenItem, blocks) -> str:
     return ""
 
 
-def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=None) -> Miss | None:
+def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=None,
+             open_facts=None) -> Miss | None:
     """The one class of a miss (None when the item passed), from the records its question left. ``chunk_holds``
     tells whether any stored chunk on an expected page holds an answer phrase whole (a retrieval miss can only be one
-    when there is such a chunk to retrieve)."""
+    when there is such a chunk to retrieve). ``open_facts`` are the facts retrieve finds with no backstop: a gate
+    refusal whose answer is among them was retrieved and held back."""
     if outcome in ("pass", "correct_refusal"):
         return None
     base = dict(set="", id=item.id, kind=item.style or item.perturbation or item.kind or item.category,
@@ -98,6 +100,12 @@ def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=
     unit = _answering_unit(item, blocks)
     in_facts = any((f.pdf, f.page) in item.expected_pages and contains_phrase(f.quote, item.must_contain_any)
                    for f in (facts.facts if facts else []))
+    code = answer.refusal_code if answer else None
+    held_back = code in GATE_CODES and open_facts is not None and answer is not None and any(
+        (f.pdf, f.page) in item.expected_pages and contains_phrase(f.quote, item.must_contain_any)
+        for f in open_facts.facts)
+    if held_back and answer is not None and answer.status != "answered":
+        return Miss(**base, cls="gate", detail=f"{code}; retrieved, held back by the gate", answering_unit=unit)
     if not unit and not in_facts:
         page_in_facts = any((f.pdf, f.page) in item.expected_pages for f in (facts.facts if facts else []))
         whole = chunk_holds is not None and chunk_holds(item)
@@ -134,15 +142,19 @@ def _chunk_holds(engine, item: GoldenItem) -> bool:
     return False
 
 
-def run(items: list[GoldenItem], deps) -> list[tuple[GoldenItem, object, object, object, str]]:
+def run(items: list[GoldenItem], deps) -> list[tuple]:
     """Every item through the question path in-process, keeping the facts, the prompt and the answer."""
     from ..flow import QUESTION_PATH
     from ..inprocess import run_steps
     from .run import questions_for
     from .score import fetch_chunk_texts, score_item
 
+    from dataclasses import replace
+
     out = []
     questions = questions_for(items)
+    base = deps.policy
+    open_deps = deps.with_policy(replace(base, relevance=replace(base.relevance, backstop=0.0)))
     for item in items:
         record, kept = questions[item.id], {}
         for step in QUESTION_PATH:
@@ -151,7 +163,11 @@ def run(items: list[GoldenItem], deps) -> list[tuple[GoldenItem, object, object,
         answer = kept["validate"]
         texts = fetch_chunk_texts(deps.engine, [s.chunk_id for s in answer.sentences])
         outcome = score_item(item, answer, texts).outcome
-        out.append((item, kept.get("retrieve"), kept.get("assemble"), answer, outcome))
+        open_facts = None
+        if answer.refusal_code in GATE_CODES:  # what retrieve finds with no backstop: was the answer held back?
+            question = questions[item.id].model_copy(update={"request_id": f"{questions[item.id].request_id}-open"})
+            open_facts = run_steps(question, QUESTION_PATH[:1], open_deps)
+        out.append((item, kept.get("retrieve"), kept.get("assemble"), answer, outcome, open_facts))
     return out
 
 
@@ -213,13 +229,13 @@ def main(argv: list[str] | None = None) -> int:
         name = set_name(path)
         items = load_set(Path(path))
         totals[name] = len(items)
-        for item, facts, prompt, answer, outcome in run(items, deps):
+        for item, facts, prompt, answer, outcome, open_facts in run(items, deps):
             rows.append({"set": name, "id": item.id, "outcome": outcome, "answerable": item.answerable,
                          "kind": item.style or item.perturbation or item.kind,
                          "confidence": answer.confidence if answer else None,
                          "best": max((s.relevance or 0.0 for s in answer.sentences), default=None) if answer else None,
                          **block_scores(prompt, {s.chunk_id for s in answer.sentences} if answer else set())})
-            miss = classify(item, facts, prompt, answer, outcome, lambda i: _chunk_holds(deps.engine, i))
+            miss = classify(item, facts, prompt, answer, outcome, lambda i: _chunk_holds(deps.engine, i), open_facts)
             if miss is not None:
                 miss.set = name
                 misses.append(miss)

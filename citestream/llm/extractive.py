@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from ..embedding.batching import split_rows
 from ..models.evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
+from ..core.question_parts import part_slots, parts
 from ..core.slots import fills
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..models import QuestionReading
@@ -85,6 +86,21 @@ def _with_context(kept: list[Candidate], units: dict[tuple[int, int], str]) -> l
     return list(out.values())
 
 
+def _for_each_part(asked: str, kept: list[Candidate], candidates: list[Candidate], threshold: float) -> list[Candidate]:
+    """The best unit above the answer threshold for each part of a coordinated question ("water, meals and
+    alcohol") that the units kept so far do not name: one unit per part, each cited, rather than half an answer."""
+    extra: list[Candidate] = []
+    ranked = sorted(candidates, key=lambda c: (-c.score, c.block_order, c.position))
+    for part in parts(asked):
+        if any(part.covered_by(c.sentence) for c in (*kept, *extra)):
+            continue
+        best = next((c for c in ranked if c.score >= threshold and part.covered_by(c.sentence)
+                     and c not in kept and c not in extra), None)
+        if best is not None:
+            extra.append(best)
+    return extra
+
+
 class ExtractiveBackend:
     model_name = "extractive-v3"
 
@@ -126,7 +142,8 @@ class ExtractiveBackend:
         candidates = [Candidate(float(s), order, unit.position, unit.quote, blocks[order],
                                 about=unit.about and unit.quote == units[(order, unit.position)])
                       for (order, unit), s in zip(readable, scores)]
-        candidates = [c for c in candidates if fills(slot, _with_list(c, units))]  # the asked slot filled
+        slots = part_slots(asked) if reading is not None else (slot,)
+        candidates = [c for c in candidates if any(fills(s, _with_list(c, units)) for s in slots)]  # a slot filled
         if not candidates:
             return []
         best = max(c.score for c in candidates)
@@ -136,6 +153,7 @@ class ExtractiveBackend:
         ranked = sorted((c for c in candidates if c.score >= floor),
                         key=lambda c: (-c.score, c.block_order, c.position))
         kept = ranked[: self.policy.requirement_sentences if slot == "requirement" else self.policy.max_sentences]
+        kept += _for_each_part(asked, kept, candidates, self.policy.answer_threshold)
         return sorted(_with_context(kept, units), key=lambda c: (c.block_order, c.position))
 
     def reply(self, chosen: list[Candidate]) -> dict:

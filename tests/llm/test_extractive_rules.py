@@ -153,3 +153,16 @@ def test_the_sentence_that_holds_the_asked_value_is_chosen_over_a_closer_one_wit
     assert rows(on_topic) is None
     chosen = rows(on_topic, with_days)
     assert chosen is not None and all("45 days" in r["sentence"] for r in chosen)
+
+
+def test_a_question_that_asks_for_two_things_gets_a_unit_for_each():
+    """One unit per part, each cited: neither half an answer nor a refusal because no single unit holds both."""
+    seizure = ("Seizure of distributed batches should be considered when the firm has released batches that were "
+               "not adequately validated and present a significant risk.")
+    injunction = ("Injunction should be considered when the firm has a history of failing to validate its "
+                  "processes and previous regulatory actions did not correct it.")
+    unrelated = "The compliance program describes how inspections of manufacturers are planned and reported."
+    body = said(answer("When should FDA consider seizing distributed batches, and when an injunction?",
+                       seizure, unrelated, injunction))
+    assert "Seizure of distributed batches" in body and "Injunction should be considered" in body
+    assert "compliance program" not in body

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ...core.policy import Policy
+from ...core.question_parts import part_slots
 from ...core.slots import fills
 from ...core.texts import PROMPT_REFUSAL_LOCK
 from ...embedding.batching import split_rows
@@ -35,6 +36,7 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
     threshold = policy.relevance.answer_threshold
     asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
     slot = record.reading.slot if record.reading else "open"
+    slots = part_slots(asked) if record.reading else (slot,)  # each part's ("which tests, and how often")
 
     def failed(failure_reason: str, dropped=()) -> ValidatedAnswer:
         return refused_answer(common, record.generation_status, policy.refusal_text, "FAILED", failure_reason, dropped)
@@ -88,7 +90,7 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
         if score is not None and below_answer_threshold(score, threshold):
             dropped.append(DroppedSentence(index=index, reason="NOT_ANSWERING", relevance=round(float(score), 4)))
             continue
-        if not fills(slot, plain):  # on the topic, but without the value asked for: a near miss
+        if not any(fills(s, plain) for s in slots):  # on the topic, without the value asked for: a near miss
             dropped.append(DroppedSentence(index=index, reason="SLOT_NOT_FILLED",
                                            relevance=None if score is None else round(float(score), 4)))
             continue
