@@ -100,6 +100,8 @@ class RelevancePolicy:
     keep_ratio: float = 0.85        # further answer sentences must score this share of the best
     max_sentences: int = 2          # answer sentences the extractive backend quotes at most
     requirement_sentences: int = 6  # ... when the question asks what something requires (the answer's row limit)
+    high_confidence: float = 0.91   # an answer is labelled High when its best sentence scores this (0.85 before)
+    high_margin: float = 0.10       # ... and no passage it does not cite scores within this of it (else Medium)
 
     def __post_init__(self) -> None:
         if not 0 <= self.fact_floor <= 1 or not 0 <= self.backstop <= 1 or not 0 < self.answer_threshold <= 1:

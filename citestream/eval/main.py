@@ -51,6 +51,29 @@ def evaluate(set_paths: Sequence[Path], through: str, timeout_s: float | None = 
     return EvalReport(through=through, policy_version=versions[0], index_version=versions[1], sets=sets, gates=gates)
 
 
+def calibration_plots(report: EvalReport, out: Path) -> list[Path]:
+    """One calibration PNG per set: the share right per score bin beside the labels' thresholds."""
+    from ..core.policy import RelevancePolicy
+    from .calibration import plot_calibration
+
+    policy = RelevancePolicy()
+    thresholds = {"High": policy.high_confidence, "Medium": policy.answer_threshold}
+    return [plot_calibration(name, s.items, out / f"eval-{report.through}-{name}-calibration.png", thresholds)
+            for name, s in report.sets.items()]
+
+
+def confidence_table(report: EvalReport) -> str:
+    """How often each label was right, per set, and the share of answerable questions answered right and High."""
+    from .calibration import label_table
+
+    lines = ["", "confidence: answers right / given per label; right and High / answerable"]
+    for name, s in report.sets.items():
+        t = label_table(s.items)
+        lines.append(f"  {name:24s} " + "  ".join(f"{k} {t[k]['right']}/{t[k]['answers']}" for k in t)
+                     + f"  High covers {t['High']['coverage']:.2f}")
+    return "\n".join(lines)
+
+
 def cmd_eval(args) -> int:
     """Exit 0 when every gate passes, 1 on a breach (unless --no-gates), 2 on a usage error."""
     if args.compare:
@@ -68,7 +91,9 @@ def cmd_eval(args) -> int:
     from .plot import plot_set
 
     pngs = [plot_set(s, out / f"eval-{args.through}-{name}.png") for name, s in report.sets.items()]
+    pngs += calibration_plots(report, out)
     print(render(report))
+    print(confidence_table(report))
     print(f"\nreport: {json_path}\nplots: {', '.join(map(str, pngs))}")
     if args.no_gates:
         return 0

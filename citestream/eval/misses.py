@@ -172,22 +172,13 @@ def run(items: list[GoldenItem], deps) -> list[tuple]:
 
 
 def block_scores(prompt, cited: set[str]) -> dict[str, float | None]:
-    """The best carried score of a cited evidence block and of the best block not cited (the runner-up): how far
-    the answer stood above the other passages the question was given."""
-    from ..models.common import reading_key
+    """The best carried score of a unit in an evidence block the answer does not cite (the runner-up the
+    confidence label reads: ``qa.validate.runner_up``)."""
+    from ..qa.validate.stage import runner_up
 
-    if prompt is None or prompt.sentence_scores is None:
-        return {"cited_block": None, "runner_up": None}
-    scores = prompt.sentence_scores.scores
-    best: dict[str, float] = {}
-    for e in prompt.answer_bundle.selected_evidence:
-        keys = (reading_key(r) for u in read_units(e.sanitized_text) for r in u.readings)
-        values = [scores[k] for k in keys if k in scores]
-        if values:
-            best[e.chunk_id] = max(best.get(e.chunk_id, 0.0), max(values))
-    inside = [v for c, v in best.items() if c in cited]
-    outside = [v for c, v in best.items() if c not in cited]
-    return {"cited_block": max(inside, default=None), "runner_up": max(outside, default=None)}
+    if prompt is None:
+        return {"runner_up": None}
+    return {"runner_up": runner_up(prompt.sentence_scores, prompt.answer_bundle, cited)}
 
 
 def table(misses: list[Miss], totals: dict[str, int]) -> str:

@@ -163,7 +163,6 @@ class ExtractiveBackend:
                                                   "chunk_id": c.block.chunk_id})
             row["sentence"] = f"{row['sentence']} {c.sentence} [{c.block.anchor}]".strip()
         best = max(c.score for c in chosen)
-        return {
-            "answer_sentences": list(rows.values()),
-            "confidence": "High" if best >= 0.85 else "Medium" if best >= self.policy.answer_threshold else "Low",
-        }
+        high, answer = self.policy.high_confidence, self.policy.answer_threshold
+        return {"answer_sentences": list(rows.values()),
+                "confidence": "High" if best >= high else "Medium" if best >= answer else "Low"}

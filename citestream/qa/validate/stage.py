@@ -9,7 +9,9 @@ from ...core.question_parts import part_slots
 from ...core.slots import fills
 from ...core.texts import PROMPT_REFUSAL_LOCK
 from ...embedding.batching import split_rows
+from ...core.text_units import read_units
 from ...models import GenerationRecord, ValidatedAnswer
+from ...models.common import SentenceScores, reading_key
 from ...models.answer import AnswerSentence, DroppedSentence
 from ...refusals import below_answer_threshold, near_miss, no_evidence, refused_answer
 from ...relevance import carrying_record
@@ -28,6 +30,35 @@ def validate(record: GenerationRecord, policy: Policy, relevance=None) -> Valida
     """
     with carrying_record(record.sentence_scores):
         return _validate(record, policy, relevance)
+
+
+_LEVELS = ("Low", "Medium", "High")
+
+
+def runner_up(scores: SentenceScores | None, bundle, cited: set[str]) -> float | None:
+    """The best carried score of a unit in an evidence block the answer does not cite: how close another passage
+    came. None when the record carries no scores or every block is cited."""
+    if scores is None:
+        return None
+    carried = scores.scores
+    values = [carried[k] for e in bundle.selected_evidence if e.chunk_id not in cited
+              for u in read_units(e.sanitized_text) for r in u.readings if (k := reading_key(r)) in carried]
+    return max(values, default=None)
+
+
+def confidence_label(sentences: list[AnswerSentence], stated: str, policy, other: float | None = None) -> str:
+    """The answer's label, a promise to the reader: High when its best sentence's relevance score reaches
+    ``high_confidence`` and no passage it does not cite (``other``) comes within ``high_margin`` of it (both chosen
+    on dev so that High answers are right at least nine times in ten: docs/judge.md, "Confidence"), else Medium.
+    The model's own label may lower it, never raise it; with no score (no relevance model) the model's label
+    stands."""
+    scores = [s.relevance for s in sentences if s.relevance is not None]
+    if not scores:
+        return stated
+    best = max(scores)
+    clear = other is None or best - other >= policy.high_margin
+    measured = "High" if best >= policy.high_confidence and clear else "Medium"
+    return min(measured, stated, key=_LEVELS.index) if stated in _LEVELS else measured
 
 
 def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedAnswer:
@@ -107,8 +138,10 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
     if relevance is not None:
         metrics |= {"min_relevance": min(s.relevance for s in sentences if s.relevance is not None),
                     "answer_threshold": threshold}
+    other = runner_up(record.sentence_scores, record.answer_bundle, {s.chunk_id for s in sentences})
+    confidence = confidence_label(sentences, synthesis.confidence, policy.relevance, other)
     return ValidatedAnswer(
-        **common, status="answered", answer_text=render_answer(sentences, synthesis.confidence), sentences=sentences,
-        confidence=synthesis.confidence, classification=classify(sentences), generation_status="OK",
+        **common, status="answered", answer_text=render_answer(sentences, confidence), sentences=sentences,
+        confidence=confidence, classification=classify(sentences), generation_status="OK",
         validation_status="PASSED", dropped_sentences=dropped, grounding_metrics=metrics,
     )

@@ -1,0 +1,35 @@
+"""How often each confidence label was right, the calibration curve and its PNG, from scored items."""
+
+from citestream.eval.calibration import curve, high_threshold, label_table, plot_calibration
+from citestream.eval.score import ItemResult
+
+
+def item(i: int, passed: bool, confidence: str | None, best: float | None, answerable: bool = True) -> ItemResult:
+    answered = confidence is not None
+    return ItemResult(id=f"q{i}", category="fact", answerable=answerable, question="?", passed=passed,
+                      outcome="pass" if passed else ("miscited" if answered else "incorrect_refusal"),
+                      status="answered" if answered else "refused", confidence=confidence, best_relevance=best)
+
+
+ITEMS = [item(0, True, "High", 0.95), item(1, True, "High", 0.93), item(2, False, "High", 0.92),
+         item(3, True, "Medium", 0.6), item(4, False, "Medium", 0.5), item(5, False, None, None),
+         item(6, False, "Medium", 0.45, answerable=False)]
+
+
+def test_each_label_is_scored_by_the_answers_it_was_given_to():
+    table = label_table(ITEMS)
+    assert (table["High"]["answers"], table["High"]["right"]) == (3, 2)
+    assert (table["Medium"]["answers"], table["Medium"]["right"]) == (3, 1)  # an answered unanswerable is wrong
+    assert table["High"]["coverage"] == round(2 / 6, 4)  # right and High, of the answerable questions
+
+
+def test_the_curve_bins_answers_by_score_and_the_threshold_keeps_its_promise():
+    bins = {round(lo, 1): (n, share) for lo, _, n, share in curve(ITEMS) if n}
+    assert bins[0.9] == (3, 2 / 3) and bins[0.4] == (1, 0.0)
+    assert high_threshold(ITEMS, 1.0, [0.5, 0.9, 0.93]) == 0.93
+    assert high_threshold(ITEMS, 1.01, [0.9]) is None
+
+
+def test_the_calibration_plot_is_a_png(tmp_path):
+    path = plot_calibration("dev", ITEMS, tmp_path / "c.png", {"High": 0.91, "Medium": 0.4})
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
