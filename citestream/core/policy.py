@@ -87,6 +87,9 @@ class SelectionPolicy:
         return asdict(self)
 
 
+VALUE_SLOTS = frozenset({"duration", "frequency", "percentage", "count", "temperature", "money", "date", "quantity"})
+
+
 @dataclass(frozen=True)
 class RelevancePolicy:
     """The relevance model's gates (policy-qa-design-notes Chain 2; qa-v2). Probabilities from the model, each
@@ -97,11 +100,17 @@ class RelevancePolicy:
     backstop: float = 0.30          # best candidate below this: nothing relevant, refuse (the hard backstop)
     fact_floor: float = 0.05        # Phase B: a fact below this is dropped (NOT_RELEVANT)
     answer_threshold: float = 0.40  # an answer sentence must score at least this (R5 NOT_ANSWERING; 0.60 before qa-v3)
+    value_answer_threshold: float = 0.40  # ... when the question asks for a value (a time, a number: ``VALUE_SLOTS``)
     keep_ratio: float = 0.85        # further answer sentences must score this share of the best
     max_sentences: int = 2          # answer sentences the extractive backend quotes at most
     requirement_sentences: int = 6  # ... when the question asks what something requires (the answer's row limit)
     high_confidence: float = 0.91   # an answer is labelled High when its best sentence scores this (0.85 before)
     high_margin: float = 0.10       # ... and no passage it does not cite scores within this of it (else Medium)
+
+    def threshold_for(self, slot: str) -> float:
+        """The score an answer sentence needs: lower when the question asks for a value, since a sentence must also
+        hold a value of that kind (``core.slots.fills``) to answer it."""
+        return self.value_answer_threshold if slot in VALUE_SLOTS else self.answer_threshold
 
     def __post_init__(self) -> None:
         if not 0 <= self.fact_floor <= 1 or not 0 <= self.backstop <= 1 or not 0 < self.answer_threshold <= 1:

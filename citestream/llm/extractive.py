@@ -147,13 +147,14 @@ class ExtractiveBackend:
         if not candidates:
             return []
         best = max(c.score for c in candidates)
-        if below_answer_threshold(best, self.policy.answer_threshold):
+        threshold = self.policy.threshold_for(slot if len(slots) == 1 else "open")  # every part must hold its value
+        if below_answer_threshold(best, threshold):
             return []
-        floor = max(self.policy.answer_threshold, self.policy.keep_ratio * best)
+        floor = max(threshold, self.policy.keep_ratio * best)
         ranked = sorted((c for c in candidates if c.score >= floor),
                         key=lambda c: (-c.score, c.block_order, c.position))
         kept = ranked[: self.policy.requirement_sentences if slot == "requirement" else self.policy.max_sentences]
-        kept += _for_each_part(asked, kept, candidates, self.policy.answer_threshold)
+        kept += _for_each_part(asked, kept, candidates, threshold)
         return sorted(_with_context(kept, units), key=lambda c: (c.block_order, c.position))
 
     def reply(self, chosen: list[Candidate]) -> dict:

@@ -64,10 +64,10 @@ def confidence_label(sentences: list[AnswerSentence], stated: str, policy, other
 def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedAnswer:
     common = dict(**record.carry(), question=record.question, scope=record.scope, reading=record.reading,
                   prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
-    threshold = policy.relevance.answer_threshold
     asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
     slot = record.reading.slot if record.reading else "open"
     slots = part_slots(asked) if record.reading else (slot,)  # each part's ("which tests, and how often")
+    threshold = policy.relevance.threshold_for(slot if len(slots) == 1 else "open")
 
     def failed(failure_reason: str, dropped=()) -> ValidatedAnswer:
         return refused_answer(common, record.generation_status, policy.refusal_text, "FAILED", failure_reason, dropped)
