@@ -246,8 +246,10 @@ def _shouted(tokens: list[str]) -> bool:
 
 
 def _opens_sentence(tokens: list[str]) -> bool:
-    """The words open as a sentence does: a capitalised function word, then a word in lower case ("As described")."""
-    return len(tokens) > 1 and tokens[0].lower() in _OPENERS and tokens[1][:1].islower()
+    """The words open as a sentence does: a capitalised function word, then a word in lower case that is not a small
+    title word ("As described", not "Using a TPP")."""
+    return (len(tokens) > 1 and tokens[0].lower() in _OPENERS and tokens[1][:1].islower()
+            and tokens[1] not in _HEADING_SMALL)  # "Using a TPP During ..." is a title
 
 
 def _heading_prefix(tokens: list[str]) -> bool:
@@ -282,8 +284,8 @@ def heading_end(unit: str) -> int:
         opener = ((token[:1].isupper() and token[1:].islower()) or (len(token) == 1 and token.isupper())) and (
             bare in _OPENERS and bare not in _NOT_OPENERS)
         if opener:
-            opens = (following[:1].islower() or (bare in _DETERMINERS and bool(_ACRONYM.match(following)))
-                     or _shouted(tokens[:j]))
+            opens = (following[:1].islower() or following[:1].isdigit()
+                     or (bare in _DETERMINERS and bool(_ACRONYM.match(following))) or _shouted(tokens[:j]))
         else:
             opens = bool(_LIST_MARK.match(token)) and following[:1].isupper()
         if opens and _heading_prefix(tokens[:j]):

@@ -61,6 +61,8 @@ def test_a_sentence_that_refers_back_is_also_read_with_its_subject():
      "(a) The regulations"),
     ("Single-Dose and Multiple-Dose (Steady-State) Testing Consistent with the regulations, we recommend it.",
      "Consistent with"),
+    ("Using a TPP During Development of an Antibacterial Drug From 1999-2001, the Division piloted a TPP.",
+     "From 1999-2001"),
 ])
 def test_a_heading_in_any_case_is_cut_off_the_sentence_it_was_glued_to(text, sentence):
     cut = heading_end(text)
