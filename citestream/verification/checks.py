@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from ..core.text_units import normalize
 from .terms import claim_terms, evidence_keys, tokens
@@ -86,4 +87,50 @@ def swapped_roles(claim: str, evidence: str) -> str | None:
     moved_left = (c_right - e_right) & e_left
     if moved_right and moved_left:
         return f"roles swapped around '{c[0]}': {sorted(moved_left)} vs {sorted(moved_right)}"
+    return None
+
+
+# A claim that narrows or widens who or what a rule applies to, or bounds a value from the other side, is not what
+# the evidence says: "every product" where the text says "certain products", "only major deviations" where it says
+# "any deviation", "at most 99.97 percent" where it says "at least", "within" where it says "outside".
+_ONLY = frozenset("only solely exclusively".split())
+_SINGLE = frozenset("single sole alone".split())
+_UNIVERSAL = frozenset("all every each any always entire whole".split())
+_PARTIAL = frozenset("some certain representative selected particular subset few several".split())
+_INSIDE = frozenset("within inside".split())
+_OUTSIDE = frozenset("outside beyond".split())
+_OPPOSITE_BOUNDS = {"le": ("ge", "gt"), "lt": ("ge", "gt"), "ge": ("le", "lt"), "gt": ("le", "lt")}
+
+
+def _words_of(text: str) -> set[str]:
+    words = [normalize(t) for t in tokens(text)]
+    out_of = any(a == "out" and b == "of" for a, b in pairwise(words))
+    return set(words) | ({"outside"} if out_of else set())
+
+
+def _restricts(claim: str) -> bool:
+    """'only' restricts what the claim is about, not a relative clause's verb ("a system that only manages")."""
+    words = [normalize(t) for t in tokens(claim)]
+    return any(w in _ONLY and (i == 0 or words[i - 1] not in ("that", "which", "who")) for i, w in enumerate(words))
+
+
+def restrictor_conflict(claim: str, evidence: str) -> str | None:
+    """The claim changes a restrictor of the evidence: adds "only", swaps a universal for a partial quantifier (or
+    back), "within" for "outside", or bounds the same value from the other side. A backstop that can only refuse:
+    the judge may say a sentence states the claim, never overrule this."""
+    from .numbers import quantities
+
+    cw, ew = _words_of(claim), _words_of(evidence)
+    if _restricts(claim) and not ew & (_ONLY | _SINGLE):
+        return "the claim restricts with 'only' where the evidence does not"
+    for mine, other in ((_UNIVERSAL, _PARTIAL), (_PARTIAL, _UNIVERSAL), (_INSIDE, _OUTSIDE), (_OUTSIDE, _INSIDE)):
+        if cw & mine and not cw & other and ew & other and not ew & mine:
+            said, says = "/".join(sorted(cw & mine)), "/".join(sorted(ew & other))
+            return f"the claim says {said} where the evidence says {says}"
+    found = quantities(evidence)
+    for q in quantities(claim, claim=True):
+        flipped = [e for e in found if e.value == q.value and e.unit == q.unit
+                   and e.bound in _OPPOSITE_BOUNDS.get(q.bound or "", ())]
+        if flipped and not any(e.value == q.value and e.unit == q.unit and e.bound == q.bound for e in found):
+            return f"the claim bounds {q.text!r} from the other side ({flipped[0].text!r})"
     return None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 _COMPARATORS: list[tuple[str, str]] = [
     (r"no more than|not more than|not to exceed|not exceed(?:ing)?|at most|up to|maximum of|≤|<=", "le"),
-    (r"no less than|not less than|at least|minimum of|≥|>=", "ge"),
+    (r"no less than|not less than|no fewer than|not fewer than|at least|minimum of|≥|>=", "ge"),
     (r"more than|greater than|exceeding|exceeds?|over|above|>", "gt"),
     (r"less than|fewer than|under|below|<", "lt"),
     (r"within", "le"),

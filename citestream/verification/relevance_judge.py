@@ -25,7 +25,7 @@ from ..core.clauses import SELF_REFERENCES, subject_qualifiers
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
 from ..core.text_units import file_name_words, sentence_units, stem, words
-from .checks import direction_conflict, negated_where, swapped_roles
+from .checks import direction_conflict, negated_where, restrictor_conflict, swapped_roles
 from .numbers import check_numbers
 from .rule_judge import in_context
 from .structure import participants, structural_conflict
@@ -55,7 +55,8 @@ def conflict(claim: str, sentence: str, authority: str = "") -> Conflict | None:
         return Conflict(structural, True)
     if negated_where(claim, claim) != negated_where(sentence, claim):
         return Conflict("negation differs: the evidence asserts the opposite", False)
-    other = direction_conflict(claim, sentence) or swapped_roles(claim, sentence)
+    other = (direction_conflict(claim, sentence) or restrictor_conflict(claim, sentence)
+             or swapped_roles(claim, sentence))
     return Conflict(other, False) if other else None
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
 from ..core.text_units import normalize, split_sentences
-from .checks import direction_conflict, negated, negated_where, swapped_roles
+from .checks import direction_conflict, negated, negated_where, restrictor_conflict, swapped_roles
 from .numbers import check_numbers
 from .terms import Term, claim_terms, missing_terms, tokens
 
@@ -95,7 +95,7 @@ def conflicts(claim: str, span: Span) -> str | None:
         return "numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting)
     if not span.missing and negated(claim) != negated_where(span.sentence, claim):
         return "negation differs: the evidence asserts the opposite"
-    direction = direction_conflict(claim, span.sentence)
+    direction = direction_conflict(claim, span.sentence) or restrictor_conflict(claim, span.sentence)
     if direction:
         return direction
     return swapped_roles(claim, span.sentence)
