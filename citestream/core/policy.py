@@ -100,7 +100,7 @@ class RelevancePolicy:
     backstop: float = 0.30          # best candidate below this: nothing relevant, refuse (the hard backstop)
     fact_floor: float = 0.05        # Phase B: a fact below this is dropped (NOT_RELEVANT)
     answer_threshold: float = 0.40  # an answer sentence must score at least this (R5 NOT_ANSWERING; 0.60 before qa-v3)
-    value_answer_threshold: float = 0.35  # ... when the question asks for a value (``VALUE_SLOTS``; dev: 0.40 → 0.35 +1)
+    value_answer_threshold: float = 0.35  # ... when the question asks for a value (``VALUE_SLOTS``; 0.40 before)
     keep_ratio: float = 0.85        # further answer sentences must score this share of the best
     max_sentences: int = 2          # answer sentences the extractive backend quotes at most
     requirement_sentences: int = 6  # ... when the question asks what something requires (the answer's row limit)
