@@ -232,6 +232,7 @@ Duplicate": a title)."""
 _DETERMINERS = frozenset("the a an this these that each all any every".split())
 _ACRONYM = re.compile(r"^\(?[A-Z][A-Z0-9&/-]*[A-Z0-9]s?\)?[,.;:]?$")
 _LIST_MARK = re.compile(r"^\((?:[a-z]|\d{1,2}|[ivx]{1,4})\)$")
+_PARAGRAPH_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3}){1,4}\.?$")  # "8.9", "19.60", "3.2.1."
 _HEADING_START = re.compile(r"^(?:[A-Z0-9§\u201c\"(]|[IVX]+\.)")
 _SENTENCE_PUNCT = (".", ":", ";", "?", "!", ",")
 _AUXILIARIES = frozenset("be is are was were been being".split())  # "... May Be Included in ...": a title
@@ -273,7 +274,8 @@ def heading_end(unit: str) -> int:
     "Established Conditions (ECs) (Chapter 3) The concept ...". A determiner may also open on an acronym ("The
     Role of an RLD in an ANDA The RLD is ..."); after a heading set in capitals any word may follow ("BACKGROUND In
     March of 1997 ..."); a list marker after a heading opens the list's first item ("Subpart A-General Provisions §
-    211.1 Scope (a) The regulations ..."). Title case never cuts: a capitalised function word followed by another
+    211.1 Scope (a) The regulations ..."), and so does a numbered paragraph ("Traceability of pharmaceutical
+    products 8.9 Regulations should ..."). Title case never cuts: a capitalised function word followed by another
     capital belongs to a title ("Drugs In Development")."""
     tokens = unit.split(" ")
     for j in range(1, min(len(tokens) - 1, MAX_HEADING_WORDS + 1)):
@@ -286,8 +288,10 @@ def heading_end(unit: str) -> int:
         if opener:
             opens = (following[:1].islower() or following[:1].isdigit()
                      or (bare in _DETERMINERS and bool(_ACRONYM.match(following))) or _shouted(tokens[:j]))
-        else:
-            opens = bool(_LIST_MARK.match(token)) and following[:1].isupper()
+        else:  # a list marker or a numbered paragraph opens the text under a heading
+            numbered = (bool(_PARAGRAPH_NUMBER.match(token)) and j >= 2  # not "Table 2.1 Summary", not "§ 211.1 Scope"
+                        and before.lower() not in ("§", "§§", "section", "part", "sec.", "table", "figure"))
+            opens = (bool(_LIST_MARK.match(token)) or numbered) and following[:1].isupper()
         if opens and _heading_prefix(tokens[:j]):
             return len(" ".join(tokens[:j])) + 1
     return 0

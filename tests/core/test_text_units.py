@@ -63,6 +63,8 @@ def test_a_sentence_that_refers_back_is_also_read_with_its_subject():
      "Consistent with"),
     ("Using a TPP During Development of an Antibacterial Drug From 1999-2001, the Division piloted a TPP.",
      "From 1999-2001"),
+    ("Traceability of pharmaceutical products 8.9 Regulations should foster a safe and secure distribution system.",
+     "8.9 Regulations"),
 ])
 def test_a_heading_in_any_case_is_cut_off_the_sentence_it_was_glued_to(text, sentence):
     cut = heading_end(text)
@@ -79,6 +81,8 @@ def test_a_heading_in_any_case_is_cut_off_the_sentence_it_was_glued_to(text, sen
     "(iii) The drug product's steady-state performance is equivalent to that of the reference product.",
     "Guidance on Drugs In Development describes what sponsors submit at each stage of development.",
     "The applicant submits the form in May the year after approval, as the rule says.",
+    "Table 2.1 Summary of the validation characteristics that each kind of procedure needs.",
+    "The limit is 0.5 Percent of the total amount of the drug substance in the product.",
 ])
 def test_titles_cross_references_and_list_markers_are_not_headings(text):
     assert heading_end(text) == 0
