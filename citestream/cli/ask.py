@@ -26,6 +26,8 @@ def cmd_ask(args) -> int:
     replies, latency = ask_many(questions, timeout_s=args.timeout, reader=reader)
     if reader.refused:
         print(f"({reader.refused} records on answers for these requests were not written by a worker: ignored)\n")
+    if reader.unbound:
+        print(f"({reader.unbound} sealed answers under these requests' keys answer other requests: ignored)\n")
     answers = cast("dict[str, ValidatedAnswer]", replies)  # the `answers` topic's value model
     missing = 0
     for q in questions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -21,16 +22,27 @@ def questions_for(items: Sequence[GoldenItem], run_tag: str | None = None) -> di
             for item in items}
 
 
-def run_kafka(items: Sequence[GoldenItem], timeout_s: float | None = None, settings=None) -> Replies:
-    """Publish every question to ``questions`` and collect the ``answers`` by request_id (missing = no reply)."""
-    from ..ops.client import ask_many
+def run_kafka(items: Sequence[GoldenItem], timeout_s: float | None = None, settings=None,
+              reader=None) -> Replies:
+    """Publish every question to ``questions`` and collect the ``answers`` by request_id (missing = no reply).
 
+    Only an answer a worker sealed for that very question is scored (``ReplyReader.read_for``): an earlier run's
+    sealed answers replayed under this run's keys would otherwise pass the gates for a regressed model. Those passed
+    over are counted in ``reader`` and said on stderr; their items score as unanswered."""
+    from ..config import get_settings
+    from ..ops.client import ReplyReader, ask_many
+
+    settings = settings or get_settings()
+    reader = reader or ReplyReader(settings, "answers")
     questions = questions_for(items)
     # every answer costs the relevance model ~1.3 s of both cores on an idle 2-core machine; the wait ends as soon
     # as the last answer arrives, so a generous limit only matters when answers are really missing (a shared
     # machine ran 43 questions past the old 5 s per question in CI)
     timeout_s = timeout_s or max(300.0, 15.0 * len(items))
-    replies, latency = ask_many(list(questions.values()), timeout_s=timeout_s, settings=settings)
+    replies, latency = ask_many(list(questions.values()), timeout_s=timeout_s, settings=settings, reader=reader)
+    if reader.refused or reader.unbound:
+        print(f"eval: passed over {reader.refused} answers no worker wrote and {reader.unbound} sealed answers of "
+              "other requests under this run's keys; their items score as unanswered", file=sys.stderr)
     answers = cast("dict[str, ValidatedAnswer]", replies)  # the `answers` topic's value model
     return {item_id: (answers[q.request_id], latency[q.request_id])
             for item_id, q in questions.items() if q.request_id in answers}

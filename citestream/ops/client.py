@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterable, Sequence
 
@@ -16,6 +17,18 @@ from ..core.strict_json import check_size, decode_json
 from ..models import Envelope
 from ..sealing import KeyUnavailable, RecordVerifier
 from ..topics import REGISTRY, partitions
+
+log = logging.getLogger("citestream.client")
+
+BINDING_FIELDS = ("request_id", "question", "scope")
+"""What a reply's sealed body must repeat of its request, wherever both records have the field: the seal covers the
+body, not the Kafka key, so a sealed answer of another request moved under this request's key still verifies."""
+
+
+def unbound_fields(sent: BaseModel, reply: BaseModel) -> list[str]:
+    """The fields naming the request that ``reply`` does not repeat as ``sent`` had them (empty: bound to it)."""
+    return [name for name in BINDING_FIELDS if name in type(sent).model_fields and name in type(reply).model_fields
+            and getattr(reply, name) != getattr(sent, name)]
 
 
 async def partitions_of(consumer: AIOKafkaConsumer, settings: Settings, *topics: str) -> list[TopicPartition]:
@@ -66,6 +79,21 @@ class ReplyReader:
                 raise CannotStart(f"cannot check the seals of {topic}: {exc} ({exc.where}); start a worker, or "
                                   "point CITESTREAM_RECORD_PUBLIC_KEY_FILE at its records.pub") from None
         self.refused = 0
+        self.unbound = 0
+        """Sealed replies found under a request's key whose body names another request (a replay): passed over."""
+
+    def read_for(self, sent: BaseModel, value: bytes | None) -> BaseModel | None:
+        """The reply to ``sent``, or None: not one a worker wrote (``refused``), or one a worker wrote for another
+        request (``unbound``, logged)."""
+        read = self.read(value)
+        if read is None:
+            return None
+        if wrong := unbound_fields(sent, read):
+            self.unbound += 1
+            log.warning("a sealed %s record under key %r answers another request (its %s differ): passed over",
+                        self.spec.name, getattr(sent, "request_id", None), ", ".join(wrong))
+            return None
+        return read
 
     def read(self, value: bytes | None) -> BaseModel | None:
         """The record, or None (counted in ``refused``) when it is not one a worker wrote as it is."""
@@ -85,7 +113,8 @@ async def publish_and_collect(
     reader: ReplyReader | None = None,
 ) -> tuple[dict[str, BaseModel], dict[str, float]]:
     """Send ``records`` (and any ``raw`` key/value pairs) to ``source``; wait for one ``reply`` per request_id:
-    the first one a worker wrote (``ReplyReader``; pass one to learn how many others were passed over).
+    the first one a worker wrote for that very request (``ReplyReader.read_for``: its sealed body repeats the
+    request id, question and scope sent; pass a reader to learn how many others were passed over).
 
     Returns the replies and each reply's latency in seconds, measured from its send.
     """
@@ -97,6 +126,7 @@ async def publish_and_collect(
                                 **settings.kafka_security())
     await producer.start()
     sent_at: dict[str, float] = {}
+    sent: dict[str, Envelope] = {}
     replies: dict[str, BaseModel] = {}
     latency: dict[str, float] = {}
     try:
@@ -104,7 +134,7 @@ async def publish_and_collect(
             await producer.send(settings.topic(source), value=value, key=key)
         for record in records:
             sent_id = record.request_id
-            sent_at[sent_id] = time.monotonic()
+            sent_at[sent_id], sent[sent_id] = time.monotonic(), record
             await producer.send(settings.topic(source), value=record.model_dump_json().encode(), key=sent_id.encode())
         await producer.flush()
         deadline = time.monotonic() + timeout_s
@@ -114,7 +144,8 @@ async def publish_and_collect(
             for messages in batches.values():
                 for message in messages:
                     rid = message.key.decode() if message.key else None
-                    if rid in sent_at and rid not in replies and (read := reader.read(message.value)) is not None:
+                    if rid in sent and rid not in replies and (
+                            read := reader.read_for(sent[rid], message.value)) is not None:
                         replies[rid] = read
                         latency[rid] = now - sent_at[rid]
     finally:

@@ -219,6 +219,7 @@ class RelevanceModel:
         if runtime is not None:
             logits[order] = runtime.logits(ordered)
         else:
+            _pin_torch_threads(self._threads)
             logits[order] = np.asarray(self._encoder.predict(
                 ordered, batch_size=self.batch_size, activation_fn=_identity(), show_progress_bar=False,
                 convert_to_numpy=True), dtype=np.float64).reshape(-1)
@@ -279,6 +280,20 @@ class ClaimRelevance:
 
     def score_passages(self, claim: str, passages: Sequence[str]) -> np.ndarray:
         return self.model.score_passages(self.prefix + claim, passages)
+
+
+def _pin_torch_threads(threads: int) -> None:
+    """PyTorch's forward pass at ``threads`` intra-op threads, whatever this thread was left at.
+
+    Why (issue 54, the refine test's flake): the model's bits depend on the thread count it runs with (27 pairs
+    at max_length 64: pairs 7 and 15 differ in the last bits between 1 and 2 threads, every time), and training
+    sets the process's count (``torch.set_num_threads`` in refine, the embedder's and the judge's training) and
+    leaves it. So the same model scored differently before and after a training run in one process. Set only
+    when it differs, so a process whose count never changes never toggles it."""
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 def _identity():

@@ -42,6 +42,7 @@ from ..store import engine_for
 from . import queries, render, uploads
 from .bridge import Bridge, sse_payload
 from .budgets import Budgets, ClientBudgets, OverBudget, client_of
+from .upload_room import UploadRoom
 from .pdfwork import Busy, PdfWork, TooSlow
 from .throttle import BodyTooLarge, Slots, read_capped
 from .security import SecurityHeaders
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
     owners = settings.state_dir / "web" / "owners"  # digests of the uploaders' secrets (``uploads.keep_owner``)
     cache_bytes = int(web.page_cache_mb * (1 << 20))
     uploads_dir = settings.uploads_dir
+    room = UploadRoom(int(web.uploads_max_mb * (1 << 20)), lambda: uploads.uploads_bytes(uploads_dir))
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -242,7 +244,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         if wait := budgets.all_uploads.allow():
             return _error(429, "the page takes no more uploads this minute", wait)
         name = unquote(name[:uploads.MAX_FILENAME_CHARS * 3])
-        room = int(web.uploads_max_mb * (1 << 20)) - await asyncio.to_thread(uploads.uploads_bytes, uploads_dir)
+        await room.refresh()  # the worker removes expired uploads: measured again, uploads in flight kept
         try:
             saved = await uploads.save_upload(request.stream(), name, uploads_dir, int(web.upload_max_mb * (1 << 20)),
                                               request.headers.get("content-length"),

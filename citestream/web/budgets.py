@@ -2,13 +2,19 @@
 uploaded a day, event streams, timeline reads and PDF renders at once; and the writes of all clients together.
 
 Without them one visitor could take every event-stream slot, every timeline read of the minute, every render,
-and upload without end. A client is the peer's address. Behind a reverse proxy every visitor is the proxy's
-address and they share one budget: raise the limits for that, or let the proxy limit per visitor. The table of
-clients is bounded (``CLIENTS``, least recently seen forgotten first), so a flood of addresses costs at most that.
+and upload without end. A client is the peer's address, except that every loopback address (127.0.0.0/8, ::1, and
+IPv4-mapped 127.x) is one client, ``loopback``: any local user can connect from any of the 16 million 127.x.y.z, so
+a budget per loopback address was no budget (with 8 of them one user took all 32 event streams; issue 54). Local
+users are one class in docs/security.md's model (the page has no login, and a token the page handed out could be
+asked for again without end), so they share one budget. Behind a reverse proxy every visitor is the proxy's
+address and they share one budget: raise the limits for that, or name the proxy (``trusted_proxies``) so its
+``X-Forwarded-For`` names the visitor. The table of clients is bounded (``CLIENTS``, least recently seen forgotten
+first), so a flood of addresses costs at most that.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -41,9 +47,21 @@ class _Client:
     held: dict[str, int] = field(default_factory=dict)  # streams and PDF jobs open now
 
 
+LOOPBACK = "loopback"
+
+
 def client_of(scope: Scope) -> str:
+    """Whose budget a request spends: its peer's address, every loopback address being one (``LOOPBACK``)."""
     client = scope.get("client")
-    return str(client[0]) if client else "unknown"
+    if not client:
+        return "unknown"
+    address = str(client[0])
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return LOOPBACK if (mapped or ip).is_loopback else address
 
 
 class Budgets:

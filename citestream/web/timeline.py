@@ -10,7 +10,7 @@ intake's decoder (``core.strict_json``), so a hostile one gets its reason, not a
 
 A read starts a Kafka consumer and the chain check reads the whole ledger, so
 ``Timelines`` shares one read of a request among the GETs of ``timeline_cache_s``,
-verifies the chain at most once in that time, and starts at most
+verifies the chain at most once in that time and never twice at once, and starts at most
 ``timeline_reads_per_minute`` reads (``Throttled`` past that: the page answers 429).
 """
 
@@ -140,8 +140,10 @@ class Timelines:
                 "state": state, "window": self.web.timeline_window}
 
     async def _chain_status(self) -> dict:
-        """The whole chain's check, shared by the reads of ``timeline_cache_s``."""
+        """The whole chain's check, shared by the reads of ``timeline_cache_s``, and never two at once: a check
+        still running is awaited however old it is (issue 54: on a ledger that takes longer than the cache time
+        to read, every read started another whole-ledger scan beside the running ones)."""
         now = time.monotonic()
-        if self._chain is None or now - self._chain[0] > self.web.timeline_cache_s:
+        if self._chain is None or (self._chain[1].done() and now - self._chain[0] > self.web.timeline_cache_s):
             self._chain = (now, asyncio.create_task(asyncio.to_thread(chain_status, self.engine)))
         return await asyncio.shield(self._chain[1])

@@ -8,7 +8,7 @@ replaces the earlier upload, never a document from another folder).
 The upload is streamed to disk in the chunks the client sends, and refused as
 soon as it passes the byte cap (its declared length is checked before any byte
 is read), when it passes the client's bytes of the day (``spend``, a 429) or the
-room left for uploads on disk (``room``, a 507); it must start like a PDF. A
+room left for uploads on disk (``room``, shared with every upload in flight, a 507); it must start like a PDF. A
 refused upload leaves nothing on disk, and
 ``discard`` takes back one whose ingest request could not be sent (the worker
 deletes an upload that fails to ingest).
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .throttle import Bucket
+from .upload_room import UploadRoom
 
 PDF_MAGIC = b"%PDF-"
 MAX_NAME_CHARS = 80
@@ -97,32 +98,36 @@ def _over_budget(wait_s: float) -> UploadOverBudget:
 
 async def save_upload(chunks: AsyncIterator[bytes], filename: str, uploads_dir: Path, max_bytes: int,
                       declared_length: str | None = None, spend: Bucket | None = None,
-                      room: int | None = None) -> SavedUpload:
+                      room: UploadRoom | None = None) -> SavedUpload:
     """Stream ``chunks`` to a temporary file, check size and magic, move it to its content-addressed place.
 
     ``declared_length`` (the Content-Length header) over the cap, over what ``spend`` (the client's bytes of the
     day) has left or over ``room`` (bytes left for uploads) is refused before anything is read; each chunk read
-    is taken from ``spend``."""
+    is taken from ``spend`` and reserved in ``room`` before it is written, so uploads in flight together never
+    pass the room."""
     declared = int(declared_length) if declared_length and declared_length.isdigit() else None
     if declared is not None and declared > max_bytes:
         raise _too_large(max_bytes)
-    if room is not None and (declared or 0) > room:
+    if room is not None and (declared or 0) > room.left():
         raise UploadsFull("uploads take all the room the server gives them; ask its operator")
     if spend is not None and declared is not None and spend.left() < declared:
         raise _over_budget((declared - spend.left()) / spend.per_second)
     uploads_dir.mkdir(parents=True, exist_ok=True)
     tmp = uploads_dir / f".incoming-{uuid.uuid4().hex}"
     digest = hashlib.sha256()
-    size = 0
+    size = reserved = 0
     head = b""
+    landed = False
     try:
         with open(tmp, "wb") as out:
             async for chunk in chunks:
                 size += len(chunk)
                 if size > max_bytes:
                     raise _too_large(max_bytes)
-                if room is not None and size > room:
-                    raise UploadsFull("uploads take all the room the server gives them; ask its operator")
+                if room is not None:
+                    if not room.take(len(chunk)):
+                        raise UploadsFull("uploads take all the room the server gives them; ask its operator")
+                    reserved += len(chunk)
                 if spend is not None and (wait := spend.take(len(chunk))):
                     raise _over_budget(wait)
                 if len(head) < len(PDF_MAGIC):
@@ -140,9 +145,12 @@ async def save_upload(chunks: AsyncIterator[bytes], filename: str, uploads_dir: 
             raise UploadRejected("unusable file name")
         new = not final.exists()
         os.replace(tmp, final)
+        landed = new  # the same bytes under the same name replace a file of their size
         return SavedUpload(final, new)
     finally:
         tmp.unlink(missing_ok=True)
+        if room is not None:
+            room.done(reserved, landed)
 
 
 def discard(saved: SavedUpload) -> None:

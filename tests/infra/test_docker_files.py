@@ -62,6 +62,37 @@ def _handed(service: dict) -> set[str]:
     return out
 
 
+AUTHENTICATED = {"SASL_PLAINTEXT", "SASL_SSL"}
+LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
+
+
+def _listeners(env: dict) -> dict[str, tuple[str, int, str]]:
+    """Listener name → (host, port, security protocol), as Kafka reads ``listeners`` and the protocol map."""
+    protocols = dict(pair.split(":", 1) for pair in str(env["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"]).split(","))
+    out = {}
+    for listener in str(env["KAFKA_LISTENERS"]).split(","):
+        name, address = listener.split("://", 1)
+        host, port = address.rsplit(":", 1)
+        out[name] = (host, int(port), protocols.get(name, name))
+    return out
+
+
+def test_the_sasl_brokers_listeners_are_authenticated_or_reach_no_other_container():
+    """Issue 54: the SASL template's controller listener was PLAINTEXT on every interface: any container on the
+    network could speak to the KRaft controller unauthenticated. Every listener is now SASL or bound to the
+    container's loopback, the quorum's voter is that loopback listener, and a published port is an authenticated
+    listener's. (Read statically: Docker cannot run on these machines.)"""
+    env = _services("compose.yml", "compose.sasl.yml")["kafka"]["environment"]
+    listeners = _listeners(env)
+    open_ones = {name: (host, protocol) for name, (host, _, protocol) in listeners.items()
+                 if protocol not in AUTHENTICATED and host not in LOOPBACK_HOSTS}
+    assert open_ones == {}, f"listeners without authentication that other containers reach: {open_ones}"
+    host, port, _ = listeners[env["KAFKA_CONTROLLER_LISTENER_NAMES"]]
+    assert {v.split("@", 1)[1] for v in str(env["KAFKA_CONTROLLER_QUORUM_VOTERS"]).split(",")} == {f"{host}:{port}"}
+    published = {int(p.rsplit(":", 1)[1]) for p in _services("compose.yml", "compose.sasl.yml")["kafka"]["ports"]}
+    assert published <= {port for _, port, protocol in listeners.values() if protocol in AUTHENTICATED}
+
+
 @pytest.mark.parametrize("files", [("compose.yml",), ("compose.yml", "compose.sasl.yml")])
 def test_each_container_gets_the_secrets_it_uses_and_no_other(files):
     services = _services(*files)

@@ -220,3 +220,27 @@ def test_a_text_that_holds_every_word_the_question_asks_about_gets_the_coverage_
              "The drug targets soluble amyloid-beta protofibrils."]
     model = relevance.model_scores(question, texts)
     assert np.allclose(relevance.score(question, texts), [min(1.0, model[0] + COVERAGE_BONUS), model[1]])
+
+
+def test_the_same_model_scores_the_same_bits_whatever_thread_count_the_process_was_left_at():
+    """Issue 54's CI flake (tests/training/test_refine.py): a training run in the process sets torch's thread count
+    (test_embedder_resume leaves 1, refine 2) and the PyTorch judge's bits depend on it: here, 27 pairs in two
+    batches differ in the last bits between 1 and 2 threads. The judge now runs at its own count."""
+    import torch
+
+    from tests.training.test_refine import TEXTS
+    from citestream.core.text_units import sentence_units
+
+    units = [u for text in TEXTS for u in sentence_units(text)]
+    question = "How long does FDA take to decide on filing an NDA?"
+    pairs = [(question * (1 + i % 3), " ".join(units[i % len(units):] * 2)) for i in range(27)]
+    model = RelevanceModel("", max_length=64, embedding_weight=0)
+    left_at = torch.get_num_threads()
+    try:
+        scores = []
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)  # what a training run in the same process leaves behind
+            scores.append(model.cross_pairs(pairs))
+    finally:
+        torch.set_num_threads(left_at)
+    assert all(np.array_equal(scores[0], other) for other in scores[1:])

@@ -1,7 +1,9 @@
 """What one visitor may make the page do (issue 48): requests and writes a minute, bytes uploaded a day, event
 streams and timeline reads of its own, PDF work bounded in number and in time, chunk boxes kept, the page images'
 cache bounded in bytes, and the uploads' room on disk. Each limit is shown on a real `citestream web` over the
-stack's broker and Postgres, with another visitor (another loopback address) served meanwhile.
+stack's broker and Postgres, with another visitor served meanwhile. Every loopback address is one visitor (issue
+54), so visitors here come through a proxy of the test's (127.0.0.100, named in ``CITESTREAM_UI_TRUSTED_PROXIES``)
+that names each one in ``X-Forwarded-For``, as a reverse proxy in front of the page does.
 
 The page here is a second one on the package's stack, with small budgets and a state folder of its own (its page
 cache and uploads), reading the stack's record key and the app role's passfile.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -35,14 +38,22 @@ BUDGETS = {"CITESTREAM_UI_REQUESTS_PER_MINUTE": "40", "CITESTREAM_UI_WRITES_PER_
            "CITESTREAM_UI_MAX_STREAMS_PER_CLIENT": "2", "CITESTREAM_UI_TIMELINE_READS_PER_CLIENT_PER_MINUTE": "2",
            "CITESTREAM_UI_TIMELINE_READS_PER_MINUTE": "120", "CITESTREAM_UI_PDF_JOBS": "3",
            "CITESTREAM_UI_PDF_JOBS_PER_CLIENT": "2", "CITESTREAM_UI_PAGE_CACHE_MB": "1.5",
-           "CITESTREAM_UI_UPLOADS_MAX_MB": "0.6", "CITESTREAM_UI_UPLOADS_PER_MINUTE_TOTAL": "600"}
+           "CITESTREAM_UI_UPLOADS_MAX_MB": "0.6", "CITESTREAM_UI_UPLOADS_PER_MINUTE_TOTAL": "600",
+           "CITESTREAM_UI_TRUSTED_PROXIES": "127.0.0.100"}
+PROXY = "127.0.0.100"
 SLOW_PAGES = 12
 _WORDS = ["cleaning validation", "process validation", "stability testing", "container closure", "sterile filling",
           "batch release", "change control"]
 
 
 def visitor(page, n: int, **kw) -> httpx.Client:
-    """A client from its own loopback address (127.0.0.<n>): the page tells visitors apart by address."""
+    """Visitor 10.0.0.<n>, through the trusted proxy: the page tells visitors apart by address."""
+    return httpx.Client(base_url=page.url, timeout=kw.pop("timeout", 30), headers={"x-forwarded-for": f"10.0.0.{n}"},
+                        transport=httpx.HTTPTransport(local_address=PROXY), **kw)
+
+
+def local(page, n: int, **kw) -> httpx.Client:
+    """A client of this machine connecting straight from loopback address 127.0.0.<n>, no proxy."""
     return httpx.Client(base_url=page.url, timeout=kw.pop("timeout", 30),
                         transport=httpx.HTTPTransport(local_address=f"127.0.0.{n}"), **kw)
 
@@ -82,6 +93,28 @@ def test_all_visitors_together_have_a_writes_budget_of_the_page():
     assert [budgets.all_uploads.allow() == 0 for _ in range(2)] == [True, False]
 
 
+def test_every_loopback_address_is_one_visitor():
+    from citestream.web.budgets import LOOPBACK, client_of
+
+    for address in ("127.0.0.1", "127.0.0.2", "127.255.3.4", "::1", "::ffff:127.0.0.9"):
+        assert client_of({"client": (address, 5000)}) == LOOPBACK, address
+    assert client_of({"client": ("10.0.0.1", 5000)}) == "10.0.0.1"
+    assert client_of({"client": ("::ffff:10.0.0.1", 5000)}) == "::ffff:10.0.0.1"
+    assert client_of({}) == "unknown"
+
+
+def test_a_local_user_gets_no_more_streams_from_more_loopback_addresses(page):
+    """Issue 54: one local user connecting from 127.0.0.11, .12, .13 ... had a budget per address (with 8 of them
+    all 32 event streams); now they are one visitor, whose share is 2 streams here."""
+    with contextlib.ExitStack() as held:
+        clients = [held.enter_context(local(page, n, timeout=httpx.Timeout(10, read=30))) for n in range(11, 15)]
+        streams = [held.enter_context(c.stream("GET", "/api/events")) for c in clients]  # 200 holds one open
+        assert [s.status_code for s in streams] == [200, 200, 429, 429]
+        assert all("live streams" in json.loads(s.read())["error"] for s in streams[2:])
+        with visitor(page, 10) as other:  # a visitor of another address is served meanwhile
+            assert held.enter_context(other.stream("GET", "/api/events")).status_code == 200
+
+
 def test_requests_a_minute_are_one_clients_own(page):
     with visitor(page, 2) as greedy, visitor(page, 3) as other:
         statuses = [greedy.get("/api/documents").status_code for _ in range(20)]
@@ -96,7 +129,7 @@ def test_requests_a_minute_are_one_clients_own(page):
 def test_a_visitor_cannot_pick_another_address_with_a_header(page):
     """uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: a visitor naming a new address on
     every request would have had a new budget each time."""
-    with visitor(page, 1) as spoofer:  # 127.0.0.1: the address uvicorn believes by default
+    with local(page, 1) as spoofer:  # straight from 127.0.0.1, not through the proxy the page believes
         statuses = [spoofer.get("/api/documents", headers={"x-forwarded-for": f"10.9.{i}.{i}"}).status_code
                     for i in range(20)]
     assert 429 in statuses, statuses
@@ -108,6 +141,70 @@ def test_writes_a_minute_are_one_clients_own(page):
                     for i in range(6)]
         assert statuses[:4] == [202] * 4 and statuses[-1] == 429, statuses  # half of 8 at once
         assert other.post("/api/questions", json={"question": "What does lecanemab target?"}).status_code == 202
+
+
+def test_uploads_in_flight_together_never_pass_the_room(tmp_path):
+    """Issue 54: the room was measured once per upload, before it streamed; eight uploads streaming at once each saw
+    it free. Now each chunk is reserved in the room every upload shares."""
+    import asyncio
+
+    from citestream.web import uploads
+    from citestream.web.upload_room import UploadRoom
+
+    folder = tmp_path / "uploads"
+    room = UploadRoom(1000, lambda: uploads.uploads_bytes(folder))
+
+    async def chunks(n: int):
+        yield b"%PDF-" + bytes([n]) * 95
+        for _ in range(3):
+            await asyncio.sleep(0.01)  # every upload is streaming before any ends
+            yield bytes([n]) * 100
+
+    async def one(n: int):
+        await room.refresh()
+        try:
+            return await uploads.save_upload(chunks(n), f"u{n}.pdf", folder, 10_000, room=room)
+        except uploads.UploadsFull:
+            return None
+
+    async def all_at_once():
+        return await asyncio.gather(*(one(n) for n in range(8)))
+
+    saved = [s for s in asyncio.run(all_at_once()) if s is not None]
+    assert len(saved) == 2 and uploads.uploads_bytes(folder) <= 1000  # 400 bytes each: two fit, not eight
+    assert room.used() == 800 and not list(folder.glob(".incoming-*"))
+    asyncio.run(room.refresh())
+    assert room.used() == 800  # measured: the landed ones are on disk, counted once
+
+
+def test_parallel_uploads_to_the_page_never_pass_its_room(page):
+    """Two visitors stream 400 kB each at once into a room of 0.6 MB: one is refused with 507, whichever it is."""
+    import threading
+
+    body = write_pdf(page.state.parent / "parallel.pdf", "Parallel", "Room. " * 40).read_bytes()
+    body += b"\n%" + b"0" * (400_000 - len(body))
+    started = threading.Barrier(2)
+
+    def slowly():
+        started.wait(10)
+        for i in range(0, len(body), 20_000):
+            time.sleep(0.05)  # 1 s for the whole body: both stream at once
+            yield body[i:i + 20_000]
+
+    def upload(n: int) -> httpx.Response:
+        with visitor(page, n) as client:
+            return client.post("/api/documents", content=slowly(), headers={"x-filename": f"parallel{n}.pdf",
+                                                                            "content-type": "application/pdf"})
+
+    with ThreadPoolExecutor(2) as pool:
+        statuses = sorted(r.status_code for r in pool.map(upload, (20, 21)))
+    on_disk = list((page.state / "uploads").rglob("parallel*.pdf"))
+    try:
+        assert statuses == [202, 507], statuses
+        assert sum(p.stat().st_size for p in on_disk) <= 0.6 * (1 << 20)
+    finally:
+        for path in on_disk:  # the room is the next test's
+            path.unlink(missing_ok=True)
 
 
 def test_bytes_uploaded_a_day_are_one_clients_own_and_uploads_have_a_room(page, tmp_path):

@@ -97,6 +97,46 @@ def _hidden(http) -> int:
 
 
 @pytest.mark.e2e
+def test_whole_ledger_scans_never_overlap_however_long_one_takes(monkeypatch):
+    """Issue 54: the timeline's chain check reads the whole ledger; one that outlived ``timeline_cache_s`` was
+    joined by another scan on every later read. Now a running scan is awaited, and the next starts after it."""
+    import threading
+
+    from citestream.config import get_settings
+    from citestream.web import timeline
+    from citestream.web.settings import WebSettings
+
+    running, most, calls, release = [0], [0], [0], threading.Event()
+    lock = threading.Lock()
+
+    def slow_scan(engine) -> dict:
+        with lock:
+            running[0] += 1
+            calls[0] += 1
+            most[0] = max(most[0], running[0])
+        release.wait(10)  # a ledger that takes longer than the cache time to read
+        with lock:
+            running[0] -= 1
+        return {"ok": True, "rows": calls[0]}
+
+    monkeypatch.setattr(timeline, "chain_status", slow_scan)
+    timelines = timeline.Timelines(get_settings(), WebSettings(timeline_cache_s=0.01), None, None)
+
+    async def reads():
+        first = [asyncio.create_task(timelines._chain_status()) for _ in range(3)]
+        await asyncio.sleep(0.05)  # past the cache time, the first scan still running
+        later = [asyncio.create_task(timelines._chain_status()) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        release.set()
+        results = await asyncio.gather(*first, *later)
+        await asyncio.sleep(0.02)
+        return results, await timelines._chain_status()  # the scan ended long ago: a new one
+
+    results, fresh = asyncio.run(reads())
+    assert most[0] == 1 and results == [{"ok": True, "rows": 1}] * 6
+    assert fresh == {"ok": True, "rows": 2} and calls[0] == 2
+
+
 def test_a_forged_answer_is_never_shown_and_the_timeline_marks_it(http, web_stack):
     """Made up, altered after sealing, sealed with another key: the page shows none of them, whatever request id
     they carry, and still shows the real answer."""
