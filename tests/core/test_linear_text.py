@@ -67,9 +67,9 @@ PAGES = 20  # a megabyte is twenty pages at the sandbox's cap on a page (CITESTR
 
 def _pages(text: str, lines: bool) -> list[RawPage]:
     """``text`` as ``PAGES`` pages (so every size is read the same way): each line a fragment (``lines``) or the
-    whole page one line. Lines are set one under the next from the top edge down, closer than their height: each page's first line is
-    a running header repeated on every page with the lines stacked on it, and the lines join into one block.
-    Digits after a letter or a sign are footnote marks, as the sandbox reports raised digits."""
+    whole page one line. Lines are set one under the next from the top edge down, closer than their height: each
+    page's first line is a running header repeated on every page with the lines stacked on it, and the lines join
+    into one block. Digits after a letter or a sign are footnote marks, as the sandbox reports raised digits."""
     pages = []
     page_chars = -(-len(text) // PAGES)
     for number, start in enumerate(range(0, len(text), page_chars), start=1):
