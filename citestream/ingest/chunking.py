@@ -162,11 +162,18 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
     sentence end, moves to the piece it belongs to, so each page's piece holds whole sentences; the piece keeps the
     page where the sentence starts. Footnotes between the two stay where they are."""
     out = list(pieces)
+    # After each piece, where the page turns and where the next body piece is: found once, from the end (looking
+    # ahead from every piece was quadratic in a page's pieces: an inline document is one page). Pages and kinds
+    # stay as they are below, only texts move.
+    turns, texts = [len(out)] * len(out), [len(out)] * len(out)
+    for i in range(len(out) - 2, -1, -1):
+        turns[i] = i + 1 if out[i + 1].page != out[i].page else turns[i + 1]
+        texts[i] = i + 1 if out[i + 1].kind == "text" else texts[i + 1]
     for i, piece in enumerate(out):
         if piece.kind != "text" or i + 1 >= len(out):
             continue
-        turn = next((j for j in range(i + 1, len(out)) if out[j].page != piece.page), None)
-        if turn is None or any(out[j].kind == "text" for j in range(i + 1, turn)):
+        turn = turns[i]
+        if turn == len(out) or texts[i] < turn:
             continue  # not the page's last body piece
         nxt = out[turn]
         if nxt.kind != "text" or nxt.page != piece.page + 1 or nxt.section != piece.section:

@@ -19,6 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+import numpy as np
+
 from .pdf import Fragment, RawPage
 
 MIN_COVERAGE = 0.9
@@ -30,7 +32,6 @@ _PAGE_OF = re.compile(r"\bpage\s+\d{1,4}\s*(?:of|/)\s*\d{1,4}\s*$", re.I)  # "..
 _BULLET = re.compile(r"^(?:[•◦▪●○■□➢►\-–*]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
 _NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
 _TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
-_HYPHEN_END = re.compile(r"(?<![A-Za-z])([A-Za-z]+)[-\u00ad]$")  # a word read from its start only: linear
 _HYPHENATED = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+")
 
 
@@ -91,34 +92,65 @@ def _running_key(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.lower().split()))
 
 
+STACKED_ROUNDS = 8
+"""How many lines a running header or footer may stack beyond the edge zone, one on the next."""
+
+
 def _running_lines(pages: list[RawPage]) -> set[int]:
     """Ids of fragments that are page numbers ("7", "Page 2 of 7", "... page 2 of 7") or headers/footers repeated
     across pages. A repeated line stacked on one (a footer of three lines whose first starts above the edge zone) is
-    part of it."""
+    part of it, up to ``STACKED_ROUNDS`` lines away. Each fragment's key is made once and each round asks sorted
+    arrays (``_stacked_on``): comparing every repeated line with every line found, round after round until none was
+    added, cost the cube of a page's lines (800 repeated lines on two pages: 23 s of CPU, issue 54)."""
+    keys = {id(f): _running_key(f.text) for page in pages for f in page.fragments}
     seen: Counter[str] = Counter()
     for page in pages:
-        seen.update({_running_key(f.text) for f in page.fragments})
+        seen.update({keys[id(f)] for f in page.fragments})
     threshold = max(2, REPEAT_SHARE * len(pages))
     removed: set[int] = set()
     for page in pages:
         found = [f for f in page.fragments
                  if _edge(f, page) and (_PAGE_NUMBER.match(f.text.strip()) or _PAGE_OF.search(f.text)
-                                        or seen[_running_key(f.text)] >= threshold)]
-        rest = [f for f in page.fragments if seen[_running_key(f.text)] >= threshold and f not in found]
-        while rest:
-            stacked = [f for f in rest if any(_stacked(f, g) for g in found)]
-            if not stacked:
-                break
-            found += stacked
-            rest = [f for f in rest if f not in stacked]
+                                        or seen[keys[id(f)]] >= threshold)]
+        found_ids = {id(f) for f in found}
+        rest = [f for f in page.fragments if seen[keys[id(f)]] >= threshold and id(f) not in found_ids]
+        if rest:
+            found += _stacked_on(found, rest)
         removed.update(id(f) for f in found)
     return removed
 
 
-def _stacked(f: Fragment, g: Fragment) -> bool:
-    """``f`` sits right above or below ``g``: less than a line's height between them."""
-    gap = max(f.bottom - g.top, g.bottom - f.top)
-    return gap < max(f.top - f.bottom, g.top - g.bottom, 1.0)
+def _stacked_on(found: list[Fragment], rest: list[Fragment]) -> list[Fragment]:
+    """The fragments of ``rest`` reached from ``found`` through fragments each right above or below the one before
+    (less than a line's height between them: the taller one's, at least 1), in up to ``STACKED_ROUNDS`` steps.
+
+    Each step is two look-ups per fragment in sorted arrays: ``f`` is near one found ``g`` when ``g`` is within
+    ``f``'s reach ``r`` (``g.bottom < f.top + r`` and ``g.top > f.bottom - r``) or ``f`` within ``g``'s."""
+    bottoms = np.array([f.bottom for f in rest], dtype=np.float64)
+    tops = np.array([f.top for f in rest], dtype=np.float64)
+    reach = np.maximum(tops - bottoms, 1.0)
+    near_bottoms = np.array([g.bottom for g in found], dtype=np.float64)
+    near_tops = np.array([g.top for g in found], dtype=np.float64)
+    waiting = np.ones(len(rest), dtype=bool)
+    for _ in range(STACKED_ROUNDS):
+        if not len(near_bottoms) or not waiting.any():
+            break
+        near_reach = np.maximum(near_tops - near_bottoms, 1.0)
+        order = np.argsort(near_bottoms, kind="stable")
+        sorted_bottoms, top_max = near_bottoms[order], np.maximum.accumulate(near_tops[order])
+        k = np.searchsorted(sorted_bottoms, tops + reach, side="left")  # found starting below f's reach upwards
+        hit = (k > 0) & (top_max[np.maximum(k - 1, 0)] > bottoms - reach)  # ... one ending above it downwards
+        order = np.argsort(near_bottoms - near_reach, kind="stable")
+        sorted_starts = (near_bottoms - near_reach)[order]
+        reach_max = np.maximum.accumulate((near_tops + near_reach)[order])
+        k = np.searchsorted(sorted_starts, tops, side="left")  # found whose reach starts below f's top ...
+        hit |= (k > 0) & (reach_max[np.maximum(k - 1, 0)] > bottoms)  # ... reaching above its bottom
+        new = hit & waiting
+        if not new.any():
+            break
+        waiting &= ~new
+        near_bottoms, near_tops = bottoms[new], tops[new]  # only the fragments just found can reach more
+    return [f for f, left in zip(rest, waiting, strict=True) if not left]
 
 
 def _drop_line_numbers(fragments: list[Fragment]) -> list[Fragment]:
@@ -143,6 +175,7 @@ def _drop_line_numbers(fragments: list[Fragment]) -> list[Fragment]:
 
 
 _UNIT_BEFORE = re.compile(r"(?:^|\s)(?:[kcmdµμn]?m|ft|in)$")  # "25 m2": a power of a unit, not a footnote mark
+_UNIT_REACH = 5  # more than _UNIT_BEFORE ever reads: a space, a unit of two letters and a line break
 _MARK_ONLY = re.compile(r"\d{1,3}(?:,\d{1,3})*")
 
 
@@ -150,17 +183,26 @@ def _unmarked(f: Fragment) -> Fragment:
     """``f`` without its marks (``pdf.Fragment.marks``): footnote marks set superscript after a word or a sign
     ("resources8 to", "approval.9", "face-to-face,62") or opening a footnote, and margin line numbers pdfium put
     inside the line. What a reader reads as the sentence is left; a footnote keeps its text, in a chunk of its own.
-    A power of a unit ("25 m2") stays."""
+    A power of a unit ("25 m2") stays.
+
+    Linear in the fragment: the text kept is gathered in pieces and only its last few characters are read before
+    each mark (cutting and searching the whole text before every mark cost 6 s of CPU for one crafted line of
+    24,900 marks, issue 54)."""
     if not f.marks:
         return f
-    text, cut = f.text, 0
+    kept: list[str] = []
+    tail, length, done = "", 0, 0  # the last characters kept, how many were kept, where the text not kept starts
     for start, end in f.marks:
-        start, end = start - cut, end - cut
-        if _UNIT_BEFORE.search(text[:start]):
-            continue
-        text = text[:start] + text[end:]
-        cut += end - start
-    text = re.sub(r" {2,}", " ", text).strip()
+        if start < done:
+            continue  # overlaps a mark already cut
+        before = f.text[done:start]
+        kept.append(before)
+        tail, length, done = (tail + before[-(_UNIT_REACH + 1):])[-(_UNIT_REACH + 1):], length + len(before), start
+        # ``^`` is the text's start only while all of it is in the tail; else the tail's first character is padding
+        if not _UNIT_BEFORE.search(tail, 0 if length <= _UNIT_REACH else 1):
+            done = end
+    kept.append(f.text[done:])
+    text = re.sub(r" {2,}", " ", "".join(kept)).strip()
     return Fragment(f.page, text, f.x0, f.x1, f.bottom, f.top, f.size, f.bold, f.lead_number, f.lead_gap,
                     rest_x0=f.rest_x0)
 
@@ -203,6 +245,10 @@ def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
         else:
             lines.append(_Line(f.page, "", f.x0, f.bottom, f.top, f.size, f.bold, fragments=[f]))
     for line in lines:
+        if len(line.fragments) == 1:  # most lines: what follows leaves one fragment as it is
+            only = line.fragments[0]
+            line.opens, line.x0, line.text = only.lead_number, only.x0, only.text
+            continue
         line.opens = min(line.fragments, key=lambda f: f.x0).lead_number
         line.fragments = [f for f in line.fragments if not _raised_alone(f, line)] or line.fragments
         parts = sorted(line.fragments, key=lambda f: f.x0)
@@ -252,18 +298,59 @@ def _hyphenated_words(lines: list[_Line]) -> set[str]:
     return {m.group(0).lower() for line in lines for m in _HYPHENATED.finditer(line.text)}
 
 
-def _join(text: str, line: str, hyphenated: set[str]) -> str:
-    if not text:
-        return line
-    # Only a block ending in a hyphen can match: test that before the regex scans the whole growing block.
-    end = _HYPHEN_END.search(text) if text[-1] in "-\u00ad" and line[:1].islower() else None
-    if end:
-        head = end.group(1)
+_HEAD_REACH = 64
+"""The longest first word of a compound looked up when a line ends in its hyphen: a longer run of letters is no word
+(it is joined without the hyphen)."""
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+class _Text:
+    """A block's text, built line by line in linear time: its pieces are joined once, at the end, and a join reads
+    only the characters at the text's end (a hyphen and the word before it). Appending to the whole text and
+    searching all of it for the hyphenated word at every line was quadratic in a block's lines."""
+
+    _REACH = _HEAD_REACH + 2  # the word, the hyphen, and one character more to see where the word starts
+
+    def __init__(self, text: str) -> None:
+        self.parts, self.length, self.tail = [text], len(text), text[-self._REACH:]
+
+    def _add(self, piece: str) -> None:
+        self.parts.append(piece)
+        self.length += len(piece)
+        self.tail = (self.tail + piece[-self._REACH:])[-self._REACH:]
+
+    def add_row(self, line: str) -> None:
+        self._add("\n")
+        self._add(line)
+
+    def join(self, line: str, hyphenated: set[str]) -> None:
+        """``line`` after the text: a word hyphenated at the line's end is joined (its hyphen kept when the document
+        writes the compound inside a line, ``_hyphenated_words``), else a space between."""
+        if not self.length:
+            self._add(line)
+            return
+        before = self.tail[:-1]
+        head = len(before) - len(before.rstrip(_LETTERS))  # letters right before the text's last character
+        if not (self.tail[-1] in "-\u00ad" and line[:1].islower() and head):
+            self._add(" ")
+            self._add(line)
+            return
+        word = before[-head:] if head < len(before) or self.length - 1 == len(before) else None  # None: too long
         tail = re.match(r"[A-Za-z]+", line)
-        compound = f"{head}-{tail.group(0)}".lower() if tail else ""
-        glue = "-" if compound in hyphenated else ""
-        return text[: end.start()] + head + glue + line
-    return f"{text} {line}"
+        compound = f"{word}-{tail.group(0)}".lower() if tail and word is not None else ""
+        while not self.parts[-1]:
+            self.parts.pop()
+        self.parts[-1] = self.parts[-1][:-1]  # the hyphen
+        self.length -= 1
+        self.tail = self.tail[:-1]
+        if compound in hyphenated:
+            self._add("-")
+        self._add(line)
+
+    def text(self) -> str:
+        whole = "".join(self.parts)
+        self.parts = [whole]
+        return whole
 
 
 def _kind(line: _Line, body_size: float, body_bold: bool) -> str:
@@ -284,6 +371,16 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
     blocks: list[Block] = []
     section: str | None = None
     previous: _Line | None = None
+    building: _Text | None = None  # the text of ``blocks[-1]``, set when the next block starts
+    grown_heading = False  # ``blocks[-1]`` is a heading of more than one line: the section is all of its text
+
+    def close() -> None:
+        nonlocal section
+        if building is not None:
+            blocks[-1].text = building.text()
+            if grown_heading:
+                section = blocks[-1].section = blocks[-1].text
+
     for line in lines:
         kind = _kind(line, body_size, body_bold)
         current = blocks[-1] if blocks else None
@@ -296,17 +393,20 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
             and not (kind == "heading" and _NUMBERED_HEADING.match(line.text))
         )
         if continues:
-            assert current is not None  # continues only with a current block
-            current.text = (_join(current.text, line.text, hyphenated) if kind != "table"
-                            else f"{current.text}\n{line.text}")
-            if kind == "heading":
-                section = current.text
-                current.section = section
+            assert building is not None  # continues only with a current block
+            if kind == "table":
+                building.add_row(line.text)
+            else:
+                building.join(line.text, hyphenated)
+            grown_heading = grown_heading or kind == "heading"
         else:
+            close()
             if kind == "heading":
                 section = line.text.strip()
             blocks.append(Block(line.page, line.text.strip(), kind, section))
+            building, grown_heading = _Text(blocks[-1].text), False
         previous = line
+    close()
     return blocks
 
 

@@ -194,9 +194,10 @@ def _marks(textpage, text: str, first: int, height: float, bottom: float) -> lis
         boxes = {i: textpage.get_charbox(first + i, loose=True)
                  for i in range(run.start(), run.end()) if text[i] != ","}
         raised = [i for i, b in boxes.items() if b[3] - b[1] < 0.8 * height and b[1] > bottom + 0.15 * height]
-        before = text[:run.start()].rstrip()
-        behind = bool(before) and boxes[run.start()][0] < textpage.get_charbox(first + len(before) - 1,
-                                                                                 loose=True)[2] - 20
+        before = run.start()  # the text before the run, less the spaces right before it: read back, not copied
+        while before and text[before - 1].isspace():
+            before -= 1
+        behind = before > 0 and boxes[run.start()][0] < textpage.get_charbox(first + before - 1, loose=True)[2] - 20
         if behind or (len(raised) == len(boxes) and run.end() - run.start() <= 7):
             out.append([run.start(), run.end()])
         elif raised and raised[0] > run.start() and raised == list(range(raised[0], run.end())):

@@ -46,7 +46,8 @@ def negated_where(sentence: str, claim: str) -> bool:
     """Polarity of the clauses that carry the claim's terms (a 'does not' elsewhere in the sentence is not about it)."""
     terms = claim_terms(claim)
     clauses = [c for c in _CLAUSE.split(sentence) if c and c.strip()]
-    about = [c for c in clauses if any(t.key in evidence_keys(c) for t in terms)]
+    keys = [set(evidence_keys(c)) for c in clauses]  # once a clause: once a term and a clause was claim × sentence
+    about = [c for c, held in zip(clauses, keys, strict=True) if any(t.key in held for t in terms)]
     return negated(" ".join(about or clauses))
 
 

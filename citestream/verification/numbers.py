@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
 from dataclasses import dataclass
 
 _COMPARATORS: list[tuple[str, str]] = [
@@ -24,8 +26,12 @@ _UNITS = {
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
                  "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100, "single": 1}
-_PRONOUN_BEFORE = re.compile(r"(?:^|\W)(?:the|this|that|each|every|any|no|another|which)(?:\s+[a-z]+)?\s+$", re.I)
-"""What makes "one" a pronoun, not a number: "the original one goes back", "each one"."""
+_PRONOUN_BEFORE = re.compile(
+    r"(?:^|\W)(?:the|this|that|each|every|any|no|another|which)(?:\s{1,20}[a-z]{1,40})?\s{1,20}$", re.I)
+"""What makes "one" a pronoun, not a number: "the original one goes back", "each one". Bounded, so it is read in
+the ``_PRONOUN_REACH`` characters before the "one" alone: searching all the text before every "one" was quadratic
+(12.6 s for a claim of 50,000 characters, issue 54)."""
+_PRONOUN_REACH = 1 + len("another") + 20 + 40 + 20
 _CMP = "|".join(f"(?:{p})" for p, _ in _COMPARATORS)
 _COMPARATOR_NAMES = [(re.compile(p), name) for p, name in _COMPARATORS]
 _QUANTITY = re.compile(
@@ -77,19 +83,12 @@ def quantities(text: str, claim: bool = False) -> list[Quantity]:
         if raw in _NUMBER_WORDS and not m["unit"] and not bound:
             continue  # "one of the", "two sections": number words only count with a unit or a comparator
         unit = _UNITS.get((m["unit"] or "").lower().replace(" ", "")) if m["unit"] else None
-        if raw == "one" and unit is None and _PRONOUN_BEFORE.search(text[:m.start("num")]):
+        start = m.start("num")
+        if raw == "one" and unit is None and _PRONOUN_BEFORE.search(text, max(0, start - _PRONOUN_REACH), start):
             continue
         low, high = _interval(value, bound, claim)
         out.append(Quantity(value, unit, low, high, m.group(0).strip(), bound))
     return out
-
-
-def supports(evidence: Quantity, claimed: Quantity) -> bool:
-    """The evidence interval lies inside the claimed one (same unit). A claimed ceiling ("up to two", "at most 5%")
-    says where the most allowed lies, so a plain smaller value ("one request") does not state it."""
-    if claimed.bound in ("le", "lt") and evidence.bound is None and evidence.value != claimed.value:
-        return False
-    return evidence.unit == claimed.unit and claimed.low <= evidence.low and evidence.high <= claimed.high
 
 
 @dataclass(frozen=True)
@@ -98,18 +97,74 @@ class NumericCheck:
     conflicting: list[Quantity]   # ... of which the evidence states a different value in the same unit
 
 
-def restates_other_limit(evidence: Quantity, claimed: Quantity) -> bool:
-    """The evidence sets the same kind of limit in the same unit at another value: "within 14 days" against a
-    claimed "within 30 days" is the deadline changed, although 14 days are within 30."""
-    return (claimed.bound in ("le", "lt", "ge", "gt") and evidence.bound == claimed.bound
-            and evidence.unit == claimed.unit and evidence.value != claimed.value)
-
-
 def check_numbers(claim: str, evidence: str) -> NumericCheck:
+    """Each claimed quantity against every evidence quantity, through ``_Found``'s tables: comparing every pair was
+    quadratic in a long claim against a long context (issue 54)."""
     claimed = quantities(claim, claim=True)
-    found = quantities(evidence)
-    changed = [q for q in claimed if any(restates_other_limit(e, q) for e in found)
-               and not any(e.bound == q.bound and e.value == q.value and e.unit == q.unit for e in found)]
-    unsupported = [q for q in claimed if q in changed or not any(supports(e, q) for e in found)]
-    conflicting = [q for q in unsupported if q.unit is not None and any(e.unit == q.unit for e in found)]
+    found = _Found(quantities(evidence))
+    changed = {i for i, q in enumerate(claimed) if found.restates_other_limit(q) and not found.states_same_limit(q)}
+    unsupported = [q for i, q in enumerate(claimed) if i in changed or not found.supports(q)]
+    conflicting = [q for q in unsupported if q.unit is not None and q.unit in found.units]
     return NumericCheck(unsupported, conflicting)
+
+
+class _Found:
+    """The evidence's quantities indexed for ``supports`` and ``restates_other_limit``: an evidence interval is a
+    point (a stated or approximate value), a ray up (``gt``, ``ge``) or a ray down (``lt``, ``le``), so whether one
+    lies inside a claimed interval is a look-up in sorted lists (each answer the same as comparing every pair:
+    ``tests/verification/test_numbers.py``)."""
+
+    def __init__(self, found: list[Quantity]) -> None:
+        self.units = {e.unit for e in found}
+        self._limits: dict[tuple[str | None, str | None], set[float]] = defaultdict(set)
+        self._points: dict[str | None, list[float]] = defaultdict(list)   # any point: stated or approximate
+        self._hedged: dict[str | None, list[float]] = defaultdict(list)   # points with a bound (approximate)
+        self._stated: dict[str | None, set[float]] = defaultdict(set)     # points without a bound
+        self._up: dict[str | None, list[float]] = defaultdict(list)       # low ends of rays up
+        self._down: dict[str | None, list[float]] = defaultdict(list)     # high ends of rays down
+        self._whole: set[str | None] = set()
+        for e in found:
+            self._limits[(e.bound, e.unit)].add(e.value)
+            if e.low == e.high:
+                self._points[e.unit].append(e.low)
+                (self._stated[e.unit].add(e.low) if e.bound is None else self._hedged[e.unit].append(e.low))
+            elif e.high == math.inf and e.low > -math.inf:
+                self._up[e.unit].append(e.low)
+            elif e.low == -math.inf and e.high < math.inf:
+                self._down[e.unit].append(e.high)
+            else:  # "at most" a figure too large for a float: the whole line
+                self._whole.add(e.unit)
+        for table in (self._points, self._hedged, self._up, self._down):
+            for values in table.values():
+                values.sort()
+
+    def supports(self, q: Quantity) -> bool:
+        """Some evidence interval lies inside the claimed one (same unit). A claimed ceiling ("up to two", "at most
+        5%") says where the most allowed lies, so a plain smaller value ("one request") does not state it."""
+        low, high = q.low, q.high
+        if q.bound in ("le", "lt"):  # a plain value supports a ceiling only when it is the ceiling itself
+            points = self._hedged.get(q.unit, [])
+            if q.value in self._stated.get(q.unit, ()) and low <= q.value <= high:
+                return True
+        else:
+            points = self._points.get(q.unit, [])
+        if bisect_left(points, low) < bisect_right(points, high):
+            return True
+        up, down = self._up.get(q.unit, []), self._down.get(q.unit, [])
+        if high == math.inf and up and up[-1] >= low:
+            return True
+        if low == -math.inf and down and down[0] <= high:
+            return True
+        return low == -math.inf and high == math.inf and q.unit in self._whole
+
+    def restates_other_limit(self, q: Quantity) -> bool:
+        """Some evidence quantity sets the same kind of limit in the same unit at another value: "within 14 days"
+        against a claimed "within 30 days" is the deadline changed, although 14 days are within 30."""
+        if q.bound not in ("le", "lt", "ge", "gt"):
+            return False
+        values = self._limits.get((q.bound, q.unit), set())
+        return len(values) > 1 or (len(values) == 1 and q.value not in values)
+
+    def states_same_limit(self, q: Quantity) -> bool:
+        """Some evidence quantity has the claimed bound, value and unit."""
+        return q.value in self._limits.get((q.bound, q.unit), set())

@@ -1,0 +1,189 @@
+"""Every function that reads text from a record or a PDF is linear in it: patterns, the loops that call them, and
+the joins that build their output (docs/security.md, point 11; issue 54).
+
+``test_bounds.py`` times each pattern alone; a loop that runs a linear pattern over all the text before each match
+is quadratic all the same (the footnote-mark pass of ``ingest/layout.py``: 6 s of CPU for one crafted page; the
+pronoun check of ``verification/numbers.py``: 12.6 s for a claim of 50,000 characters). So each entry point where
+record or page text comes in is fed its hardest text here: the slowest, on a short probe, of units made to be hard
+(``UNITS`` and each entry's own), repeated to 16 kB, 64 kB, 256 kB and 1 MB. Each size must cost at most the
+entry's ``budget_s`` of CPU per megabyte (and 50 ms), and four times the text at most ``RATIO`` times the CPU
+(linear is 4, quadratic 16), so a quadratic function fails at 16 or 64 kB, stopped at twice its budget.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from citestream.compliance import classify
+from citestream.compliance.document import leaves
+from citestream.core.regulators import canonical, scope_of
+from citestream.core.replies import parse_reply
+from citestream.core.sanitize import sanitize
+from citestream.core.scrub import for_log, scrub
+from citestream.core.slots import KINDS, fills
+from citestream.core.text_units import read_units, scored_units, split_sentences
+from citestream.ingest.chunking import child_pieces_from_blocks, group_parents
+from citestream.ingest.issuer import read_issuer
+from citestream.ingest.layout import Block, extract_blocks
+from citestream.ingest.pdf import Fragment, RawPage
+from citestream.models.compliance import BoundConstraint
+from citestream.models.limits import MAX_CLAIM_CHARS
+from citestream.models.retrieval import GroundingChunk, GroundingPack
+from citestream.models.verdicts import Claim
+from citestream.qa.retrieve.expansion import expand_query
+from citestream.qa.retrieve.lexicon import build_lexicon
+from citestream.qa.retrieve.reading import read_question
+from citestream.qa.retrieve.scope import asked_scope
+from citestream.verification.numbers import check_numbers, quantities
+from citestream.verification.rule_judge import OfflineJudge
+
+from tests.support.regexes import fill
+
+MEGABYTE = 1_000_000
+SIZES = (16_000, 64_000, 256_000, MEGABYTE)
+PROBE_CHARS = 4_000
+RATIO = 6.0
+RATIO_FROM_S = 0.1  # below this the ratio is noise (a collection of the garbage, a cache): the budget still holds
+FLOOR_S = 0.05
+UNITS = ["a ", "a", " ", "1 ", "1", "1.", "a1", "a1 ", "one ", "one one ", "the one ", "1% ", "at most 2% ",
+         "no more than 1 day ", "a-\n", "a-\nb", "a\n", "A.\n", "1\n", "(", "(a) ", "would it ", "why not ", "FDA ",
+         "Food and Drug Administration ", "§ 1.", "a.b.", "? ", ". ", "Is it? ", "must not ", "x@y.", "```", '{"a":',
+         "\t", "é", "\u200b", "I. ", "Page 1 of 2\n", "how many days ", "10 days ", "because a, so "]
+"""Units hard for one entry point or another: repeated, each is a run the code reads in one piece (letters, digits,
+lines ending in a hyphen, sentences, footnote marks after a word, quantities, questions, names of regulators)."""
+
+
+# --- how each entry point is called on a text ---------------------------------------------------------------------
+
+PAGES = 20  # a megabyte is twenty pages at the sandbox's cap on a page (CITESTREAM_PDF_MAX_PAGE_CHARS)
+
+
+def _pages(text: str, lines: bool) -> list[RawPage]:
+    """``text`` as ``PAGES`` pages (so every size is read the same way): each line a fragment (``lines``) or the
+    whole page one line. Lines are set one under the next from the top edge down, closer than their height: each
+    page's first line is a running header repeated on every page with the lines stacked on it, and the lines join
+    into one block. Digits after a letter or a sign are footnote marks, as the sandbox reports raised digits."""
+    pages = []
+    page_chars = -(-len(text) // PAGES)
+    for number, start in enumerate(range(0, len(text), page_chars), start=1):
+        chunk = text[start:start + page_chars]
+        parts = [part for part in (chunk.split("\n") if lines else [chunk.replace("\n", " ")]) if part.strip()]
+        step = min(12.0, 620.0 / max(len(parts), 1))
+        fragments = [Fragment(number, part, 72.0, 540.0, 721.0 - step * i, 721.0 - step * i + step * 5 / 6,
+                              step * 5 / 6, False, marks=tuple(m.span() for m in _MARK.finditer(part)))
+                     for i, part in enumerate(parts)]
+        pages.append(RawPage(number, 612.0, 792.0, chunk, fragments))
+    return pages
+
+
+_MARK = re.compile(r"(?<=[A-Za-z.,])\d{1,3}")
+
+
+_LEXICON = build_lexicon({"d": "The Quality Overall Summary (QOS) lists the acceptance criteria of each batch. "
+                               "Cleaning validation of shared equipment sets residue limits."})
+_CONSTRAINTS = [BoundConstraint(id="c1", kind="must", text="The app must run offline"),
+                BoundConstraint(id="c2", kind="exclusion", text="Storing personal data")]
+
+
+def _claim_judge(text: str) -> object:
+    """A claim at its cap (``MAX_CLAIM_CHARS``) against a passage of ``text``; the claim's own length is read by
+    ``numbers``'s entry (both texts whole) and the judge's patterns (``test_bounds.py``)."""
+    pack = GroundingPack.model_construct(chunks=[GroundingChunk.model_construct(
+        chunk_id="d-chunk-0", doc_id="d", text=text, score=0.9, metadata={})])
+    return OfflineJudge().judge(Claim.model_construct(id="k", text=text[:MAX_CLAIM_CHARS]), pack)
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    name: str
+    call: Callable[[str], object]
+    budget_s: float  # the most CPU one megabyte of its hardest text may cost (docs/security.md, point 11)
+    units: tuple[str, ...] = ()
+
+
+ENTRIES = [
+    Entry("question", "question reading (spelling, acronyms, asking sentence, slot, premises)",
+          lambda t: read_question(t, _LEXICON), 5, ("critera ", "QOS ", "I heard that a, so ")),
+    Entry("scope", "question scope and expansion", lambda t: (asked_scope(t, "MIXED", {"FDA", "EMA"}),
+                                                               expand_query(t)), 3),
+    Entry("slots", "slots: does a sentence hold the asked value", lambda t: [fills(kind, t) for kind in KINDS], 8,
+          ("1 or more ", "1 or fewer consecutive ", "every ")),
+    Entry("numbers", "numbers: a claim at its cap against a megabyte of evidence, and a megabyte of claim",
+          lambda t: (check_numbers(t[:MAX_CLAIM_CHARS], t), quantities(t, claim=True)), 10,
+          ("at least 1 day ", "approximately 5% ", "within 30 days ")),
+    Entry("judge", "claim judge (terms, best sentence, conflicts, negation, numbers)", _claim_judge, 10,
+          ("FDA must not ", "21 CFR 314.94(a)(12) ", "the sponsor shall ")),
+    Entry("sentences", "sentence splitting and units", lambda t: (split_sentences(t), read_units(t),
+                                                                 scored_units(t)), 8, ("e.g. ", "Fig. 1. ", "U.S. ")),
+    Entry("chunking", "chunking", lambda t: group_parents(child_pieces_from_blocks(
+        [Block(1, t), Block(1, t, "table"), Block(2, t, "list")])), 3),
+    Entry("layout-lines", "layout: pages of lines", lambda t: extract_blocks(_pages(t, lines=True)), 20,
+          ("long-\nterm ", "a1\n", "I. SCOPE\n")),
+    Entry("layout-one-line", "layout: pages of one line", lambda t: extract_blocks(_pages(t, lines=False)), 4,
+          ("m2 ", "a12,13 ")),
+    Entry("issuer", "issuer and regulators", lambda t: (read_issuer([t, t], {"Author": t[:1000]}, "x.pdf"),
+                                                         canonical(t), scope_of(t)), 2,
+          ("U.S. Food and Drug ", "European Medicines ")),
+    Entry("sanitise", "sanitising and logging", lambda t: (sanitize(t), for_log(t), scrub(t)), 1),
+    Entry("compliance", "compliance document", lambda t: (leaves({"summary": t, "items": [t]}),
+                                                          classify({"unknowns": [t]}, _CONSTRAINTS)), 2,
+          ("offline? ", "would it be better ")),
+    Entry("reply", "a model's reply", parse_reply, 1, ('```json\n{"a": ', '[{"text": "a", ')),
+]
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def _cpu_s(call: Callable[[str], object], text: str, limit_s: float, collect: bool = False) -> float:
+    """CPU seconds of the calling thread (others' load on a shared machine does not count). A call still running
+    after ``limit_s`` of the process's CPU is stopped (a quadratic function on main would run for hours)."""
+    def stop(*_):
+        raise _OverBudget
+
+    if collect:  # the garbage of the last call is not this one's to collect
+        gc.collect()
+    previous = signal.signal(signal.SIGVTALRM, stop)
+    signal.setitimer(signal.ITIMER_VIRTUAL, limit_s)
+    started = time.thread_time()
+    try:
+        call(text)
+    except ValueError:  # a reply that is no JSON, a document over its caps: refused, in the time counted
+        pass
+    except _OverBudget:
+        return float("inf")
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+    return time.thread_time() - started
+
+
+def _hardest_unit(entry: Entry) -> str:
+    """The unit whose ``PROBE_CHARS`` cost ``entry`` most."""
+    limit = entry.budget_s * PROBE_CHARS / MEGABYTE * 20 + 1
+    return max(((_cpu_s(entry.call, fill(u, PROBE_CHARS), limit), u) for u in (*UNITS, *entry.units)),
+               key=lambda p: p[0])[1]
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_each_entry_point_reads_a_megabyte_of_its_hardest_text_in_linear_time(entry):
+    unit = _hardest_unit(entry)
+    costs: list[tuple[int, float]] = []
+    for size in SIZES:
+        budget = entry.budget_s * size / MEGABYTE + FLOOR_S
+        cost = _cpu_s(entry.call, fill(unit, size), 2 * budget + 1, collect=size >= SIZES[-2])
+        costs.append((size, cost))
+        shown = ", ".join(f"{s // 1000} kB {c:.3f} s" for s, c in costs)
+        assert cost <= budget, f"{entry.name} on {unit!r} over {entry.budget_s} s a megabyte: {shown}"
+        if len(costs) > 1 and costs[-2][1] >= RATIO_FROM_S:
+            assert cost / costs[-2][1] < RATIO, f"{entry.name} on {unit!r} is not linear: {shown}"
+    print(f"{entry.name}: the hardest unit {unit!r}: {shown}")
