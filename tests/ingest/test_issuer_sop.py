@@ -15,7 +15,7 @@ from citestream.ingest.runner import ingest_paths
 from citestream.models import QuestionEvent
 from citestream.store import ChunkStore, engine_for
 
-from tests.support.common import migrate, new_request_id
+from tests.support.common import new_request_id
 from tests.support.ingest import write_cover_pdf
 
 SOP_BODY = [
@@ -82,9 +82,9 @@ def test_a_question_in_scope_sops_about_the_uploaded_sop_is_answered(sop_databas
         from sqlalchemy import text
 
         assert conn.execute(text("SELECT issuer, authority FROM documents")).all() == [("SOPS", "SOPS")]
-    answer = answer_inprocess(QuestionEvent(
-        request_id=new_request_id("sop"), question="At what temperature do operators rinse the vessel after each batch?",
-        scope="SOPS"), Deps(settings))
+    question = "At what temperature do operators rinse the vessel after each batch?"
+    answer = answer_inprocess(QuestionEvent(request_id=new_request_id("sop"), question=question, scope="SOPS"),
+                              Deps(settings))
     assert answer.status == "answered", (answer.refusal_code, answer.explanation, answer.failure_reason)
     assert any("70 degrees" in s.text for s in answer.sentences)
 

@@ -97,7 +97,9 @@
   function issuerHow(source) { return ISSUER_HOW[source] || ''; }
 
   function citeLink(s) {
-    return h('a', { class: 'cite-link', href: '/cite?chunk=' + encodeURIComponent(String(s.chunk_id)),
+    const quote = String(s.text || '').slice(0, 1000);
+    return h('a', { class: 'cite-link', href: '/cite?chunk=' + encodeURIComponent(String(s.chunk_id)) +
+      (quote ? '&quote=' + encodeURIComponent(quote) : ''),
       title: `Open page ${s.page} of ${s.pdf}` }, `(${s.pdf}, page ${s.page})`);
   }
 
@@ -248,10 +250,66 @@
       }
       li.classList.add('answered');
       li.append(answerTags(a), ...answerBody(a));
+      if (a.status === 'refused') li.append(refusalHelp(entry, a));
       const secs = flowSeconds(a.trace);
       li.append(answerDetails(a, entry.rid, h('div', { class: 'more' }, h('p', { class: 'meta', text: 'Time per stage' +
         (secs !== null ? ` · ${secs.toFixed(2)} s in all` : '') }), traceBars(a.trace))));
       return li;
+    }
+
+    // What a refusal searched, what else holds something related, and how to add the document that would answer.
+    let docs = null;
+    async function loadDocs() {
+      if (docs) return;
+      const r = await getJSON('/api/documents');
+      docs = (r.ok && r.body && r.body.documents) || [];
+      for (const entry of asked) if (entry.answer && entry.answer.status === 'refused') render(entry);
+    }
+
+    function refusalHelp(entry, a) {
+      const box = h('div', { class: 'help' });
+      if (docs === null) { loadDocs(); } else {
+        const searched = a.scope === 'MIXED' ? docs : docs.filter((d) => d.authority === a.scope);
+        const names = searched.slice(0, 5).map((d) => d.title || d.pdf);
+        box.append(h('p', { class: 'searched' }, h('strong', { text: 'Searched: ' }), searched.length
+          ? `${searched.length} document${searched.length === 1 ? '' : 's'} in ${scopeWords(a.scope)} — ${names.join('; ')}` +
+            (searched.length > names.length ? `; and ${searched.length - names.length} more` : '')
+          : `no ${a.scope === 'MIXED' ? '' : a.scope + ' '}documents have been added yet`));
+      }
+      if (!a.related_clause) box.append(h('p', { class: 'meta', text: 'No passage came close to answering it.' }));
+      const probe = entry.probe;
+      if (probe) {
+        const p = probe.answer;
+        if (!p) {
+          box.append(h('p', { class: 'meta other' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Looking in all the other documents too…'));
+        } else if (p.status === 'answered' && p.sentences && p.sentences.length) {
+          box.append(h('p', { class: 'other' }, h('strong', { text: 'Another scope holds an answer: ' }),
+            h('span', { text: p.sentences[0].text }), ' ', citeLink(p.sentences[0]), ' — ask again in all documents to read it.'));
+        } else if (p.related_clause) {
+          box.append(h('p', { class: 'other' }, h('strong', { text: 'Another scope holds a related passage: ' }),
+            h('span', { text: p.related_clause.text }), ' ', citeLink(p.related_clause)));
+        } else {
+          box.append(h('p', { class: 'meta other', text: 'Nothing related in the other documents either.' }));
+        }
+      }
+      box.append(h('p', { class: 'add' }, 'Have a document that answers it? ', h('a', { href: '/documents', text: 'Add a PDF' }),
+        ' and ask again.'));
+      return box;
+    }
+
+    // A refusal in one scope: the same question in all documents, to say whether another scope holds something.
+    async function probeOthers(entry) {
+      if (entry.probe || entry.scope === 'MIXED' || !entry.answer || entry.answer.status !== 'refused') return;
+      entry.probe = { rid: null, answer: null };
+      try {
+        const r = await fetch('/api/questions', { method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question: entry.question, scope: 'MIXED' }) });
+        const body = await r.json().catch(() => ({}));
+        if (!r.ok) { entry.probe = null; return; }
+        entry.probe.rid = body.request_id;
+      } catch (err) { entry.probe = null; return; }
+      save();
+      render(entry);
     }
 
     function render(entry) {
@@ -261,17 +319,26 @@
     }
 
     function fill(rid, answer) {
+      const probing = asked.find((e) => e.probe && e.probe.rid === rid);
+      if (probing && !probing.probe.answer) {
+        probing.probe.answer = answer;
+        save();
+        render(probing);
+        return;
+      }
       const entry = byId(rid);
       if (!entry || entry.answer) return;
       entry.answer = answer;
       save();
       render(entry);
+      probeOthers(entry);
     }
 
     async function catchUp() {
-      for (const entry of asked.filter((e) => !e.answer)) {
-        const r = await getJSON('/api/answers/' + encodeURIComponent(entry.rid));
-        if (r.ok && r.body) fill(entry.rid, r.body.data);
+      for (const entry of asked.filter((e) => !e.answer || (e.probe && e.probe.rid && !e.probe.answer))) {
+        const rid = entry.answer ? entry.probe.rid : entry.rid;
+        const r = await getJSON('/api/answers/' + encodeURIComponent(rid));
+        if (r.ok && r.body) fill(rid, r.body.data);
       }
     }
 
@@ -575,7 +642,8 @@
   // --- Citation ---------------------------------------------------------------------------------
 
   async function citePage() {
-    const chunk = new URLSearchParams(window.location.search).get('chunk') || '';
+    const params = new URLSearchParams(window.location.search);
+    const chunk = params.get('chunk') || '';
     const error = $('#cite-error');
     $('#back').addEventListener('click', (e) => {
       if (document.referrer.startsWith(window.location.origin) && window.history.length > 1) {
@@ -584,17 +652,43 @@
       }
     });
     if (!chunk) { showError(error, 'No citation given.'); return; }
-    const r = await getJSON('/api/chunks/' + encodeURIComponent(chunk));
+    const r = await getJSON('/api/chunks/' + encodeURIComponent(chunk) + '?quote=' + encodeURIComponent(params.get('quote') || ''));
     if (!r.ok) { showError(error, (r.body && r.body.error) || `Citation not found (HTTP ${r.status}).`); return; }
     const c = r.body;
     const d = c.document;
-    document.title = `${d.pdf} p${c.page} · citestream`;
-    $('#cite-title').textContent = d.title || d.pdf;
-    const meta = $('#cite-meta');
-    meta.append(h('span', { class: 'badge scope', text: d.authority }), ' ', h('code', { text: d.pdf }),
-      ` · from ${d.origin || 'unrecorded'} · page ${c.page} of ${d.pages} · chunk `, h('code', { text: c.chunk_id }), ` · ${d.index_version}`);
-    $('#chunk-text').textContent = c.text;
+    const title = d.title || d.pdf;
+    const quote = c.quote || c.text;
+    document.title = `${title} p${c.page} · citestream`;
+    $('#cite-title').textContent = title;
+    $('#cite-meta').append(d.issuer ? `Issued by ${d.issuer} · ` : '', h('span', { class: 'badge scope', text: d.authority === 'MIXED' ? 'all documents' : `scope ${d.authority}` }),
+      ` · page ${c.page} of ${d.pages} · `, h('span', { class: 'file-name', text: d.pdf }),
+      detailsBox([['document id', h('code', { text: d.doc_id })], ['passage id', h('code', { text: c.chunk_id })],
+        ['index', d.index_version], ['origin', d.origin]]));
+    $('#quote-text').textContent = quote;
+    // the passage, with the quoted sentence marked in it (when it is there word for word)
+    const passage = $('#chunk-text');
+    const at = c.quote ? c.text.indexOf(c.quote) : -1;
+    if (at >= 0) {
+      passage.append(c.text.slice(0, at), h('mark', { text: c.quote }), c.text.slice(at + c.quote.length));
+    } else {
+      passage.textContent = c.text;
+    }
     $('#chunk-section').textContent = c.section ? `Section: ${c.section}` : '';
+    const citation = `${title}, ${d.issuer || 'issuer not known'}, page ${c.page}: “${quote}”`;
+    $('#copy-cite').addEventListener('click', async () => {
+      const status = $('#copy-status');
+      try {
+        await navigator.clipboard.writeText(citation);
+        status.textContent = 'Copied.';
+      } catch (err) {
+        status.textContent = 'The browser did not allow copying; select the text above instead.';
+      }
+    });
+    if (c.pdf) {
+      const open = $('#open-pdf');
+      open.setAttribute('href', safeHref(c.pdf));
+      open.hidden = false;
+    }
     if (c.unavailable) {
       const note = $('#page-unavailable');
       note.textContent = `The page image cannot be shown: ${c.unavailable}. The cited text is above.`;
@@ -604,7 +698,7 @@
     const figure = $('#page-figure');
     const img = $('#page-image');
     const frame = $('#page-frame');
-    img.alt = `Page ${c.page} of ${d.pdf}, with the cited passage highlighted`;
+    img.alt = `Page ${c.page} of ${title}, with the quoted sentence highlighted`;
     img.src = c.image;
     for (const b of c.boxes || []) {
       const mark = h('span', { class: 'hl', 'aria-hidden': 'true' });
@@ -614,9 +708,25 @@
       mark.style.height = 100 * b.height + '%';
       frame.append(mark);
     }
+    // zoom: the page grows inside its own scrolling box, never the page around it
+    let zoom = 1;
+    const setZoom = (z) => {
+      zoom = Math.min(4, Math.max(1, z));
+      frame.style.width = 100 * zoom + '%';
+      $('#zoom-level').textContent = `${Math.round(100 * zoom)}%`;
+      const first = frame.querySelector('.hl');
+      if (first && zoom > 1) {
+        const scroll = $('#page-scroll');
+        scroll.scrollLeft = Math.max(0, first.offsetLeft - 20);
+        scroll.scrollTop = Math.max(0, first.offsetTop - 40);
+      }
+    };
+    $('#zoom-in').addEventListener('click', () => setZoom(zoom * 1.5));
+    $('#zoom-out').addEventListener('click', () => setZoom(zoom / 1.5));
+    $('#zoom-fit').addEventListener('click', () => setZoom(1));
     $('#page-caption').textContent = (c.boxes || []).length
-      ? `Page ${c.page} of ${d.pdf}. The cited passage is highlighted.`
-      : `Page ${c.page} of ${d.pdf}. The cited passage could not be located on the image; its text is beside it.`;
+      ? `Page ${c.page} of ${d.pdf}. The quoted sentence is highlighted.`
+      : `Page ${c.page} of ${d.pdf}. The quoted sentence could not be located on the image; its text is above.`;
     figure.hidden = false;
   }
 
