@@ -142,6 +142,8 @@ def _key(text: str) -> str:
 
 
 MAX_QUOTE_CHARS = 2000
+_CLOSING = set("%.,;:!?)]}’”'\"")
+_OPENING = set("([{‘“'\"")
 
 
 def quoted(chunk_text: str, quote: str) -> str:
@@ -239,6 +241,10 @@ def quote_boxes(chars: str, charboxes: list, quote: str) -> list[tuple[float, fl
         start -= 1
     while end + 1 < len(chars) and chars[end + 1].isalnum():
         end += 1
+    while end + 1 < len(chars) and chars[end + 1] in _CLOSING:  # "70%", "batch.", "(DOACs)"
+        end += 1
+    while start > 0 and chars[start - 1] in _OPENING:
+        start -= 1
     lines: list[list[float]] = []
     for i in range(start, end + 1):
         if chars[i].isspace() or not chars[i].isprintable():

@@ -111,6 +111,8 @@ def test_an_answer_and_a_refusal_say_what_happened_in_plain_words(browser, web_s
         shown = plain(refused)
         assert "Not found in provided PDFs" in shown and "Why:" in shown
         assert "all documents" in shown  # where it looked
+        refused.locator(".help .searched").wait_for(timeout=10_000)
+        plain(refused)
         fits(tab, "#answers")
         tab.screenshot(path=str(web_stack.shots / f"ask-refusal-{size['width']}.png"), full_page=True)
         refused.locator("details.ops summary").click()
@@ -132,6 +134,8 @@ def test_a_citation_opens_its_page_rendered_with_the_chunk_beside_it(page, web_s
     meta = page.locator("#cite-meta").inner_text()
     assert "smoke-001.pdf" in meta and "page 1 of 1" in meta and "all documents" in meta
     assert "70%" in page.locator("#quote-text").inner_text()
+    assert page.locator("#chunk-text mark").inner_text().endswith("approximately 70%.")  # across the heading's line
+    assert "ARISTOTLE" not in page.locator("#chunk-text mark").inner_text()  # the next sentence is not marked
     assert page.locator("#page-frame .hl").count() >= 1, "the quoted sentence is highlighted on the page image"
     image = page.request.get(web_stack.url + page.locator("#page-image").get_attribute("src"))
     assert image.ok and image.headers["content-type"] == "image/png" and image.body()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -27,7 +27,15 @@ def test_only_the_sentence_in_whole_words_one_box_per_line():
     first, second = found
     assert first[0] == 72 + 6 * LINES[0].index("Cleaning")  # starts at a word, not inside "form."
     assert first[2] == 78 + 6 * (len(LINES[0]) - 1)  # up to "re-"
-    assert second[0] == 72 and second[2] == 78 + 6 * LINES[1].index("batch.") + 6 * 4  # "batch", whole
+    assert second[0] == 72 and second[2] == 78 + 6 * (len(LINES[1]) - 1)  # "batch." with its full stop
+
+
+def test_a_sign_or_bracket_held_to_a_word_is_marked_with_it():
+    chars, boxes = _page(["Stroke risk fell by approximately 70% in (DOAC) trials."])
+    [box] = quote_boxes(chars, boxes, "approximately 70")
+    assert box[2] == 78 + 6 * chars.index("%")  # "70%", not "70" and a bare sign
+    [box] = quote_boxes(chars, boxes, "DOAC")
+    assert (box[0], box[2]) == (72 + 6 * chars.index("("), 78 + 6 * chars.index(")"))
 
 
 def test_a_quote_starting_inside_a_word_is_widened_to_the_word():

@@ -667,9 +667,11 @@
     $('#quote-text').textContent = quote;
     // the passage, with the quoted sentence marked in it (when it is there word for word)
     const passage = $('#chunk-text');
-    const at = c.quote ? c.text.indexOf(c.quote) : -1;
-    if (at >= 0) {
-      passage.append(c.text.slice(0, at), h('mark', { text: c.quote }), c.text.slice(at + c.quote.length));
+    // word for word, whatever whitespace ingest kept between them (a heading and its first line)
+    const words = c.quote ? c.quote.split(/\s+/).filter(Boolean).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : [];
+    const found = words.length ? new RegExp(words.join('\\s+')).exec(c.text) : null;
+    if (found) {
+      passage.append(c.text.slice(0, found.index), h('mark', { text: found[0] }), c.text.slice(found.index + found[0].length));
     } else {
       passage.textContent = c.text;
     }
