@@ -272,7 +272,8 @@
         const searched = a.scope === 'MIXED' ? docs : docs.filter((d) => d.authority === a.scope);
         const names = searched.slice(0, 5).map((d) => d.title || d.pdf);
         box.append(h('p', { class: 'searched' }, h('strong', { text: 'Searched: ' }), searched.length
-          ? `${searched.length} document${searched.length === 1 ? '' : 's'} in ${scopeWords(a.scope)} — ${names.join('; ')}` +
+          ? `${a.scope === 'MIXED' ? 'all ' : ''}${searched.length} document${searched.length === 1 ? '' : 's'}` +
+            `${a.scope === 'MIXED' ? '' : ' in scope ' + a.scope} — ${names.join('; ')}` +
             (searched.length > names.length ? `; and ${searched.length - names.length} more` : '')
           : `no ${a.scope === 'MIXED' ? '' : a.scope + ' '}documents have been added yet`));
       }
@@ -559,7 +560,7 @@
         h('p', { class: 'meta' }, 'request ', requestLink(env.request_id || ''), env.index_version ? ` · index ${env.index_version}` : '',
           env.error ? ` · ${env.error.code}` : ''),
         h('ul', { class: 'meta' }, (o.documents || []).map((d) => h('li', {}, 'document id ', h('code', { text: d.docId }),
-          ` · origin ${d.origin} · ${d.chunkCount} passages`)))));
+          ` · origin ${d.origin} · ${d.chunkCount} passage${d.chunkCount === 1 ? '' : 's'}`)))));
       return box;
     }
 
