@@ -53,9 +53,9 @@ status: install
 schemas: install
 	$(CLI) schemas --out schemas
 
-# the README's parts made from the code: the flow diagram (FLOW) and the settings table (config.py)
+# the docs' parts made from the code: the flow diagram (FLOW, docs/architecture.md), the settings table (docs/settings.md)
 readme: install
-	$(CLI) readme README.md
+	$(CLI) readme
 
 demo: install
 	@bash scripts/demo.sh

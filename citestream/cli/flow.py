@@ -1,5 +1,5 @@
 """``citestream flow``: the topology drawn from ``flow.FLOW``, as text or, with ``--mermaid``, as the Mermaid
-flowchart the README shows between its ``flow`` markers (``cli.readme``)."""
+flowchart docs/architecture.md shows between its ``flow`` markers (``cli.readme``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ ALERTS = "ops.alerts"
 
 def add_parser(sub) -> None:
     p = sub.add_parser("flow", help="print the flow (stages and topics) from the flow table")
-    p.add_argument("--mermaid", action="store_true", help="a Mermaid flowchart (the README's diagram)")
+    p.add_argument("--mermaid", action="store_true", help="a Mermaid flowchart (the diagram of docs/architecture.md)")
     p.set_defaults(fn=cmd_flow)
 
 

@@ -6,13 +6,13 @@ import argparse
 import sys
 
 from . import (
-    ask, flow, infra, ingest, ledger, migrate, readme, reconcile, schemas, scorer, settings, topics, verify_eval, web,
-    worker,
+    ask, documents, flow, infra, ingest, ledger, migrate, readme, reconcile, schemas, scorer, settings, topics,
+    verify_eval, web, worker,
 )
 from . import eval as evaluate
 
-COMMANDS = (infra, migrate, topics, schemas, ingest, ask, worker, web, reconcile, evaluate, ledger, scorer, verify_eval,
-            flow, settings, readme)
+COMMANDS = (infra, migrate, topics, schemas, ingest, documents, ask, worker, web, reconcile, evaluate, ledger, scorer,
+            verify_eval, flow, settings, readme)
 """One module per command, in the order ``--help`` lists them; each adds its parser (``add_parser``)."""
 
 

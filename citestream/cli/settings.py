@@ -1,7 +1,7 @@
 """``citestream settings``: the settings reference, made from ``config.Settings``' fields and their descriptions.
 
-``--markdown`` prints the table the README holds between its ``settings`` markers (``cli.readme``); without it, one
-line per setting. Defaults are the fields' own, never the environment's.
+``--markdown`` prints the table docs/settings.md holds between its ``settings`` markers (``cli.readme``); without it,
+one line per setting. Defaults are the fields' own, never the environment's.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pydantic_core import PydanticUndefined
 
 def add_parser(sub) -> None:
     p = sub.add_parser("settings", help="the settings reference, from config.py's fields (CITESTREAM_*)")
-    p.add_argument("--markdown", action="store_true", help="the README's table")
+    p.add_argument("--markdown", action="store_true", help="the table of docs/settings.md")
     p.set_defaults(fn=cmd_settings)
 
 

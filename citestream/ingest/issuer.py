@@ -11,7 +11,10 @@ the first named is taken and the other is named, so the operator can correct it.
 
 An upload's text and name are the uploader's: it is read for its issuer (shown, and correctable by the uploader) but
 its scope stays MIXED unless the operator's manifest names it; anyone can write "Food and Drug Administration" on a
-first page.
+first page. The one exception is a firm's own SOP read from its first pages: it goes to SOPS, the scope of the
+firm's own procedures, which speaks for no regulator (docs/security.md, point 10). A named body standing on a line of
+its own on the first page ("World Health Organization") issued the document even when it is titled "Standard
+Operating Procedure" (``_publisher_line``).
 """
 
 from __future__ import annotations
@@ -131,6 +134,8 @@ def read_issuer(pages: list[str], metadata: dict[str, str] | None = None, file_n
     keywords), else in its file name."""
     first = scanned(pages[0] if pages else "")  # two pages of up to 50,000 characters each: the first 50,000 read
     named = _first_named(scanned("\n".join(pages[:2])))
+    if named and named[0] == "SOPS" and (body := _publisher_line(first)):
+        return Reading(body[0], "first-page", body[1], tuple(n for n in named[3] if n != body[0]))
     if named:
         issuer, at, words, every = named
         return Reading(issuer, "first-page" if at < len(first) else "second-page", words,
@@ -152,6 +157,31 @@ def read_issuer(pages: list[str], metadata: dict[str, str] | None = None, file_n
     if _FDA_FILE.search(stem):
         return Reading("FDA", "file-name", file_name)
     return Reading()
+
+
+_PUBLISHER_EXTRA_WORDS = 4  # a line that is a body's full name and a few words more ("World Health Organization 2021")
+
+
+def _publisher_line(first: str) -> tuple[str, str] | None:
+    """A named body standing on a line of its own on the first page, as a publisher sets its name ("World Health
+    Organization", "EUROPEAN COMMISSION", "MHRA"): it issued the document, even one titled "Standard Operating
+    Procedure" (a WHO or Commission SOP template). A body named in prose, or a regulation cited on a line ("21 CFR
+    Part 11"), is the rule a firm's own SOP follows and is not read here."""
+    for line in first.splitlines():
+        words = line.split()
+        if not words or len(words) > _TITLE_WORDS:
+            continue
+        for name, pattern in MARKS.items():
+            if BY_NAME[name].first:
+                continue
+            match = pattern.search(line)
+            if match and len(words) - len(match.group(0).split()) <= _PUBLISHER_EXTRA_WORDS:
+                return name, " ".join(match.group(0).split())
+        for name, pattern in SHORT.items():
+            match = pattern.search(line)
+            if match and not BY_NAME[name].first and len(words) - len(match.group(0).split()) <= 1:
+                return name, " ".join(match.group(0).split())
+    return None
 
 
 def _also(issuer: str, every: list[str], first: str) -> tuple[str, ...]:
@@ -196,7 +226,9 @@ def decide_issuer(path: Path, pages: list[str], metadata: dict[str, str] | None 
     if upload:
         if claimed_issuer:
             return IssuerDecision(claimed_issuer, "MIXED", "uploader", read=read)
-        return IssuerDecision(decided[0], "MIXED", decided[1], decided[2], decided[3], read)
+        # a firm's own SOP, read from its first pages, is searched in SOPS: the scope claims no regulator's word
+        own_sop = decided[0] == "SOPS" and decided[1] in ("first-page", "second-page")
+        return IssuerDecision(decided[0], "SOPS" if own_sop else "MIXED", decided[1], decided[2], decided[3], read)
     if claimed_issuer or claimed_authority:
         issuer, authority = _scoped(claimed_issuer, claimed_authority, read.issuer)
         return IssuerDecision(issuer, authority, "request", read=read)

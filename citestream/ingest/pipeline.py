@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,8 @@ from .chunking import Piece, child_pieces_from_blocks, group_parents
 from .layout import Block, extract_blocks
 from .paths import ingest_roots, origin_of, read_capped
 from .pdf import read_pdf
+from .correct import CORRECTED, corrected
+from .title import read_title
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
@@ -128,11 +130,12 @@ def from_pdf(path: Path, authority: str | None = None, doc_id: str | None = None
     decision = decide_issuer(path, [p.text for p in pages[:2]], info, given_issuer=issuer, given_authority=authority,
                              claimed_issuer=claimed_issuer, claimed_authority=None if upload else claimed,
                              upload=upload, use_manifest=use_manifest)
+    blocks = extract_blocks(pages)
     return SourceDocument(
         doc_id=doc_id or doc_id_for(path, origin), pdf=path.name, pages=[p.text for p in pages],
-        content_sha256=hashlib.sha256(data).hexdigest(), authority=decision.authority, title=path.stem,
-        source=str(path.resolve()), blocks=extract_blocks(pages), authority_source=decision.source, origin=origin,
-        issuer=decision.issuer, decision=decision,
+        content_sha256=hashlib.sha256(data).hexdigest(), authority=decision.authority,
+        title=read_title(info, blocks, path.stem), source=str(path.resolve()), blocks=blocks,
+        authority_source=decision.source, origin=origin, issuer=decision.issuer, decision=decision,
     )
 
 
@@ -207,9 +210,23 @@ def _stored(doc: SourceDocument, store: ChunkStore) -> tuple[str, str, str | Non
     return stored if (stored[0], stored[2]) == (doc.content_sha256, pipeline_version()) else None
 
 
+_EXPLICIT = ("given", "manifest", "uploader")
+"""Issuer sources that are someone's word about this ingest; any other is the document read again."""
+
+
+def _keeps_correction(doc: SourceDocument, store: ChunkStore) -> bool:
+    """An operator corrected the stored document's issuer (``ingest.correct``) and this ingest only read the document
+    again: the correction stays."""
+    if doc.authority_source in _EXPLICIT:
+        return False
+    labels = store.labels(doc.doc_id)
+    return labels is not None and corrected(labels[2])
+
+
 def is_unchanged(doc: SourceDocument, store: ChunkStore) -> bool:
     stored = _stored(doc, store)
-    return stored is not None and (stored[1], stored[4]) == (doc.authority, doc.issuer)
+    return stored is not None and ((stored[1], stored[4]) == (doc.authority, doc.issuer)
+                                   or _keeps_correction(doc, store))
 
 
 def unchanged_outcome(doc: SourceDocument, store: ChunkStore) -> IngestOutcome | None:
@@ -222,6 +239,8 @@ def unchanged_outcome(doc: SourceDocument, store: ChunkStore) -> IngestOutcome |
         return None
     if stored[3] != doc.origin:
         store.claim(doc.doc_id, doc.origin)
+    if (stored[1], stored[4]) != (doc.authority, doc.issuer) and _keeps_correction(doc, store):
+        doc = replace(doc, authority=stored[1], issuer=stored[4], authority_source=CORRECTED, decision=None)
     relabel = (stored[1], stored[4]) != (doc.authority, doc.issuer)
     if relabel:
         store.relabel(doc.doc_id, doc.authority, doc.issuer,

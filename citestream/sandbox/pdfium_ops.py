@@ -101,8 +101,9 @@ def render(data: bytes, page_no: int, scale: float, limits: PdfLimits) -> bytes:
 
 
 def text_boxes(data: bytes, page_no: int, limits: PdfLimits) -> dict:
-    """The page's size and its text segments: ``{"width", "height", "segments": [[left, bottom, right, top,
-    text], ...]}`` (pdfium's rectangles, each with the text it bounds)."""
+    """The page's size, its text segments and its characters: ``{"width", "height", "segments": [[left, bottom,
+    right, top, text], ...], "chars": text, "charboxes": [[left, bottom, right, top], ...]}`` (pdfium's rectangles,
+    each with the text it bounds; each character's box, so a quoted sentence is marked exactly)."""
     pdf = open_pdf(data, limits)
     try:
         _check_page_no(pdf, page_no)
@@ -111,8 +112,14 @@ def text_boxes(data: bytes, page_no: int, limits: PdfLimits) -> dict:
         textpage = page.get_textpage()
         _checked_chars(textpage, page_no, limits)
         rects = [textpage.get_rect(i) for i in range(textpage.count_rects())]
+        count = textpage.count_chars()
+        chars = textpage.get_text_range(0, count) if count else ""
+        if len(chars) != count:  # char indexes do not match string offsets: no per-character boxes
+            chars, count = "", 0
         return {"width": width, "height": height,
-                "segments": [[*rect, textpage.get_text_bounded(*rect)] for rect in rects]}
+                "segments": [[*rect, textpage.get_text_bounded(*rect)] for rect in rects],
+                "chars": chars,
+                "charboxes": [[round(v, 2) for v in textpage.get_charbox(i)] for i in range(count)]}
     finally:
         pdf.close()
 

@@ -103,6 +103,13 @@ class ChunkStore:
             ).first()
         return (row[0], row[1], row[2], row[3], row[4]) if row else None
 
+    def labels(self, doc_id: str) -> tuple[str, str, dict] | None:
+        """(authority, issuer, metadata) of a stored document; None when absent."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(documents.c.authority, documents.c.issuer, documents.c.metadata)
+                               .where(documents.c.doc_id == doc_id)).first()
+        return (row[0], row[1], dict(row[2] or {})) if row else None
+
     def relabel(self, doc_id: str, authority: str, issuer: str, metadata: dict) -> None:
         """A stored document's issuer and scope changed, its text did not: the document and its chunks take them in
         one transaction, with a new index version (what a scope finds changed), and nothing is embedded again."""

@@ -295,19 +295,24 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
                             status_code=202)
 
     async def chunk(request: Request) -> Response:
+        """A cited chunk with its document, its page image and where the quoted sentence (``?quote=``, one the chunk
+        holds; otherwise the whole chunk) sits on it."""
         info = await asyncio.to_thread(queries.get_chunk, engine, request.path_params["chunk_id"])
         if info is None:
             return _error(404, "no such chunk in the index (it may have been re-ingested)")
+        quote = render.quoted(info.text, request.query_params.get("quote", ""))
         data = {"chunk_id": info.chunk_id, "kind": info.kind, "page": info.page, "section": info.section,
-                "text": info.text, "document": queries.public_document(info.document), "image": None,
-                "boxes": [], "unavailable": None}
+                "text": info.text, "quote": quote, "document": queries.public_document(info.document),
+                "image": None, "pdf": None, "boxes": [], "unavailable": None}
         try:
-            found = boxes.kept(info.document, info.page, info.text)
+            marked = quote or info.text
+            found = boxes.kept(info.document, info.page, marked)
             if found is None:
                 with budgets.holding(client_of(request.scope), "pdf", web.pdf_jobs_per_client, _PDF_JOBS_EACH):
-                    found = await pdf_work.run(boxes.make, info.document, info.page, info.text)
+                    found = await pdf_work.run(boxes.make, info.document, info.page, marked)
             data["boxes"] = [b.__dict__ for b in found]
             data["image"] = f"/api/pages/{info.document.doc_id}/{info.page}.png"
+            data["pdf"] = f"/api/pdfs/{info.document.doc_id}.pdf#page={info.page}"
         except render.PageUnavailable as exc:
             data["unavailable"] = str(exc)
         except OverBudget as exc:
@@ -332,6 +337,21 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         return StreamingResponse(_read_through(png), media_type="image/png",
                                  headers={"cache-control": "private, max-age=3600"})
 
+    async def pdf_file(request: Request) -> Response:
+        """The ingested PDF itself, to open at a cited page (``#page=N``): only a document's file whose bytes are
+        still the ingested ones (``render.source_bytes``), never a path the browser names."""
+        doc = await asyncio.to_thread(queries.get_document, engine, request.path_params["doc_id"])
+        if doc is None:
+            return _error(404, "no such document")
+        try:
+            data = await asyncio.to_thread(render.source_bytes, doc)
+        except render.PageUnavailable as exc:
+            return _error(404, str(exc))
+        name = "".join(c for c in doc.pdf if c.isalnum() or c in "._-") or "document.pdf"
+        return Response(data, media_type="application/pdf",
+                        headers={"content-disposition": f'inline; filename="{name}"',
+                                 "cache-control": "private, max-age=3600"})
+
     routes: list[BaseRoute] = [Route(path, page(name, title)) for path, (name, title) in PAGES.items()]
     routes += [
         Route("/healthz", health),
@@ -346,6 +366,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         Route("/api/ingests/{request_id:str}", latest("ingested")),
         Route("/api/chunks/{chunk_id:str}", chunk),
         Route("/api/pages/{doc_id:str}/{page:int}.png", page_image),
+        Route("/api/pdfs/{doc_id:str}.pdf", pdf_file),
         Mount("/static", StaticFiles(directory=PACKAGE / "static"), name="static"),
     ]
     middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=web.host_list()),

@@ -141,6 +141,19 @@ def _key(text: str) -> str:
     return _NOT_ALNUM.sub("", text.lower())
 
 
+MAX_QUOTE_CHARS = 2000
+_CLOSING = set("%.,;:!?)]}’”'\"")
+_OPENING = set("([{‘“'\"")
+
+
+def quoted(chunk_text: str, quote: str) -> str:
+    """The sentence a citation quotes, when the chunk holds it (its letters and digits, in order); else "" (the whole
+    chunk is marked). The browser names the sentence; only one the chunk holds is ever marked on the page."""
+    quote = " ".join(quote.split())[:MAX_QUOTE_CHARS]
+    key = _key(quote)
+    return quote if len(key) >= 3 and key in _key(chunk_text) else ""
+
+
 class KeptBoxes:
     """The highlight boxes of the ``size`` chunks shown last, by document content, page and chunk text."""
 
@@ -179,31 +192,91 @@ class KeptBoxes:
 
 
 def highlight_boxes(doc: DocumentInfo, page: int, chunk_text: str) -> list[Box]:
-    """Text segments of the page that belong to the chunk: each segment's letters and digits occur in the chunk's.
+    """Where ``chunk_text`` (the quoted sentence, or the whole chunk) sits on the page.
 
-    Comparing letters and digits only survives what ingest cleaned (joined
-    hyphenation, merged lines); running headers and other chunks' lines on the
-    page do not occur in the chunk and stay unmarked. Segments shorter than
-    ``MIN_MATCH_CHARS`` are left out (a lone "the" occurs anywhere).
+    Exactly, when the page's characters hold it: its letters and digits are found in the page's (which survives what
+    ingest cleaned: joined hyphenation, merged lines), widened to whole words, and each line it covers is one box
+    (``quote_boxes``). Otherwise, by text segment (``segment_boxes``): a segment whose letters and digits occur in
+    the text, kept only in the longest run of such segments, so a phrase that recurs elsewhere on the page ("the
+    applicant should") is not marked there.
     """
     _check_page(doc, page)
     reply, _ = _in_child("boxes", doc, page)
-    wanted = _key(chunk_text)
     try:
         width, height = float(reply["width"]), float(reply["height"])
         rects = [(float(left), float(bottom), float(right), float(top))
                  for left, bottom, right, top, _ in reply["segments"]]
         segments = [_key(str(text)) for *_, text in reply["segments"]]
+        chars = str(reply.get("chars", ""))
+        charboxes = [tuple(float(v) for v in b) for b in reply.get("charboxes", [])]
     except (KeyError, TypeError, ValueError):
         raise PageUnavailable("the PDF reader's reply was malformed") from None
     if width <= 0 or height <= 0:
         raise PageUnavailable(f"page {page} has no area")
+    if len(charboxes) == len(chars) and (lines := quote_boxes(chars, charboxes, chunk_text)):
+        return [_fraction(rect, width, height) for rect in lines]
+    return [_fraction(rect, width, height) for rect in segment_boxes(rects, segments, _key(chunk_text))]
+
+
+def _fraction(rect: tuple[float, float, float, float], width: float, height: float) -> Box:
+    left, bottom, right, top = rect
+    return Box(round(left / width, 5), round(1 - top / height, 5), round((right - left) / width, 5),
+               round((top - bottom) / height, 5))
+
+
+def quote_boxes(chars: str, charboxes: list, quote: str) -> list[tuple[float, float, float, float]]:
+    """One rectangle per line the quote covers on the page (pdfium's coordinates), or [] when the page's characters
+    do not hold the quote's letters and digits in order. The match is widened to whole words, so no box starts or
+    ends inside a word."""
+    wanted = _key(quote)
+    if len(wanted) < 3:
+        return []
+    where = [i for i, c in enumerate(chars.lower()) if "0" <= c <= "9" or "a" <= c <= "z"]
+    page_key = "".join(chars[i].lower() for i in where)
+    at = page_key.find(wanted)
+    if at < 0:
+        return []
+    start, end = where[at], where[at + len(wanted) - 1]
+    while start > 0 and chars[start - 1].isalnum():
+        start -= 1
+    while end + 1 < len(chars) and chars[end + 1].isalnum():
+        end += 1
+    while end + 1 < len(chars) and chars[end + 1] in _CLOSING:  # "70%", "batch.", "(DOACs)"
+        end += 1
+    while start > 0 and chars[start - 1] in _OPENING:
+        start -= 1
+    lines: list[list[float]] = []
+    for i in range(start, end + 1):
+        if chars[i].isspace() or not chars[i].isprintable():
+            continue
+        left, bottom, right, top = charboxes[i]
+        if right <= left or top <= bottom:
+            continue
+        line = lines[-1] if lines else None
+        middle = (bottom + top) / 2
+        if line and line[1] <= middle <= line[3] and left >= line[0] - 2:  # same line, reading on
+            line[0], line[1], line[2], line[3] = min(line[0], left), min(line[1], bottom), max(line[2], right), \
+                max(line[3], top)
+        else:
+            lines.append([left, bottom, right, top])
+    return [(a, b, c, d) for a, b, c, d in lines]
+
+
+def segment_boxes(rects: list, segments: list[str], wanted: str) -> list[tuple[float, float, float, float]]:
+    """The segments whose letters and digits occur in ``wanted``, in the longest run of neighbouring ones (a short
+    word counts next to a found one; a bare number never: margin line numbers sit next to every line)."""
     found = [len(s) >= MIN_MATCH_CHARS and s in wanted for s in segments]
-    # a short word ("industry,") counts when it occurs in the chunk and a neighbour was found; a bare number
-    # does not (margin line numbers sit next to every line)
-    short = [not f and not s.isdigit() and bool(s) and s in wanted
-             and any(found[j] for j in (i - 1, i + 1) if 0 <= j < len(found))
-             for i, (s, f) in enumerate(zip(segments, found))]
-    return [Box(round(left / width, 5), round(1 - top / height, 5), round((right - left) / width, 5),
-                round((top - bottom) / height, 5))
-            for (left, bottom, right, top), f, s in zip(rects, found, short) if f or s]
+    marked = [f or (not s.isdigit() and bool(s) and s in wanted
+                    and any(found[j] for j in (i - 1, i + 1) if 0 <= j < len(found)))
+              for i, (s, f) in enumerate(zip(segments, found))]
+    runs: list[list[int]] = []
+    for i, m in enumerate(marked):
+        if m:
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+    if not runs:
+        return []
+    best = max(runs, key=lambda run: sum(len(segments[i]) for i in run))
+    return [rects[i] for i in best]

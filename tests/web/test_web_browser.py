@@ -7,6 +7,7 @@ Screenshots of each view go to $CITESTREAM_SCREENSHOTS (docs/screenshots for the
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from datetime import datetime, timedelta, UTC
@@ -25,11 +26,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser,
 
 ANSWERABLE = "By how much do DOACs such as apixaban reduce stroke risk in atrial fibrillation?"
 ANSWER_TIMEOUT_MS = 120_000
+DESKTOP, PHONE = {"width": 1280, "height": 800}, {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with chromium() as context:
+    with chromium(DESKTOP) as context:
         yield context
 
 
@@ -64,37 +66,165 @@ def ask(page, base: str, question: str, scope: str = "MIXED"):
     return card
 
 
+INTERNAL = re.compile(r"documents\.ingest|qa\.(?:facts|relevant|prompts|generations|deadletter)|ops\.alerts|"
+                      r"envelope|root:|idx-\d|\bweb-[0-9a-f]{6,}|-chunk-\d|qa-v\d|WRONG_AUTHORITY|NOT_RELEVANT|"
+                      r"NOT_ANSWERING|FALSE_PREMISE|relevance \d|backstop")
+"""What a user must not read by default (issue 55): topic names, index ids, roots, request and chunk ids, codes."""
+
+
+def plain(card) -> str:
+    """The card's text as shown (closed "details" hold the internal names), checked free of them."""
+    shown = card.inner_text()
+    found = INTERNAL.search(shown)
+    assert not found, f"internal words shown by default: {found.group(0)!r} in {shown!r}"
+    return shown
+
+
 def test_ask_shows_the_answer_with_its_citations(page, web_stack):
     card = ask(page, web_stack.url, ANSWERABLE)
-    assert card.locator(".badge.cls-definitive").inner_text() == "DEFINITIVE"
+    assert card.locator(".badge.cls-definitive").inner_text() == "answered"
     assert "70%" in card.locator(".sentence").first.inner_text()
     link = card.locator(".cite-link").first
-    assert link.inner_text() == "(smoke-001.pdf, p1, smoke-001-chunk-0)"
-    assert link.get_attribute("href") == "/cite?chunk=smoke-001-chunk-0"
+    assert link.inner_text() == "(smoke-001.pdf, page 1)"
+    assert link.get_attribute("href").startswith("/cite?chunk=smoke-001-chunk-0&quote=DOAC%20Stroke")  # its sentence
+    plain(card)
+    fits(page, "#answers")
+    card.locator("details.ops summary").click()  # for operators: the request, index, policy and timings
     assert card.locator("a.rid").inner_text().startswith("web-")
-    page.locator("#answers details.more summary").first.click()
+    assert "smoke-001-chunk-0" in card.locator("details.ops").inner_text()
     assert card.locator(".trace dt").all_inner_texts() == ["retrieve", "filter", "assemble", "generate", "validate"]
     page.screenshot(path=str(web_stack.shots / "ask.png"), full_page=True)
     assert page.errors == []
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1280x800", "390x844"])
+def test_an_answer_and_a_refusal_say_what_happened_in_plain_words(browser, web_stack, size):
+    tab = browser.new_page()
+    tab.set_viewport_size(size)
+    tab.errors = []
+    tab.on("pageerror", lambda e: tab.errors.append(str(e)))
+    try:
+        answered = ask(tab, web_stack.url, ANSWERABLE)
+        plain(answered)
+        refused = ask(tab, web_stack.url, "What is the boiling point of liquid nitrogen?")
+        assert refused.locator(".badge.cls-refusal").inner_text() == "no answer"
+        shown = plain(refused)
+        assert "Not found in provided PDFs" in shown and "Why:" in shown
+        assert "all documents" in shown  # where it looked
+        refused.locator(".help .searched").wait_for(timeout=10_000)
+        plain(refused)
+        fits(tab, "#answers")
+        tab.screenshot(path=str(web_stack.shots / f"ask-refusal-{size['width']}.png"), full_page=True)
+        refused.locator("details.ops summary").click()
+        assert refused.locator("details.ops a.rid").inner_text().startswith("web-")
+        assert tab.errors == []
+    finally:
+        tab.close()
 
 
 def test_a_citation_opens_its_page_rendered_with_the_chunk_beside_it(page, web_stack):
     card = ask(page, web_stack.url, ANSWERABLE)
     card.locator(".cite-link").first.focus()
     page.keyboard.press("Enter")  # keyboard-usable: a citation is a real link
-    page.wait_for_url("**/cite?chunk=smoke-001-chunk-0")
+    page.wait_for_url("**/cite?chunk=smoke-001-chunk-0&quote=*")
     page.locator("#page-figure").wait_for(state="visible", timeout=30_000)
     wait_until(page, "document.getElementById('page-image').complete && "
                      "document.getElementById('page-image').naturalWidth > 600")
-    assert page.locator("#cite-title").inner_text() == "smoke-001"
+    assert page.locator("#cite-title").inner_text() == "DOAC Stroke Prevention"  # the PDF's own title
     meta = page.locator("#cite-meta").inner_text()
-    assert "smoke-001.pdf" in meta and "page 1 of 1" in meta and "MIXED" in meta
-    assert "70%" in page.locator("#chunk-text").inner_text()
-    assert page.locator("#page-frame .hl").count() >= 1, "the cited passage is highlighted on the page image"
+    assert "smoke-001.pdf" in meta and "page 1 of 1" in meta and "all documents" in meta
+    assert "70%" in page.locator("#quote-text").inner_text()
+    assert page.locator("#chunk-text mark").inner_text().endswith("approximately 70%.")  # across the heading's line
+    assert "ARISTOTLE" not in page.locator("#chunk-text mark").inner_text()  # the next sentence is not marked
+    assert page.locator("#page-frame .hl").count() >= 1, "the quoted sentence is highlighted on the page image"
     image = page.request.get(web_stack.url + page.locator("#page-image").get_attribute("src"))
     assert image.ok and image.headers["content-type"] == "image/png" and image.body()[:8] == b"\x89PNG\r\n\x1a\n"
     page.screenshot(path=str(web_stack.shots / "citation.png"), full_page=True)
     assert page.errors == []
+
+
+def _area(page) -> float:
+    return page.evaluate("[...document.querySelectorAll('#page-frame .hl')].reduce((s, e) => s + "
+                         "parseFloat(e.style.width) * parseFloat(e.style.height), 0)")
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1280x800", "390x844"])
+def test_a_citation_marks_only_its_sentence_copies_opens_the_pdf_and_zooms(browser, web_stack, size):
+    """Issue 55: the quoted sentence alone is highlighted (on the image and in the passage), "Copy citation" puts
+    "title, issuer, page, sentence" on the clipboard, a link opens the PDF at the page, the image zooms in its own
+    box, and nothing scrolls sideways at 1280 x 800 or on a phone."""
+    browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=web_stack.url)
+    tab = browser.new_page()
+    tab.set_viewport_size(size)
+    tab.errors = []
+    tab.on("pageerror", lambda e: tab.errors.append(str(e)))
+    second = "The drug targets soluble amyloid-beta protofibrils and received FDA accelerated approval in 2023."
+    try:
+        tab.goto(web_stack.url + "/cite?chunk=smoke-003-chunk-0")  # no sentence named: the whole passage
+        tab.locator("#page-figure").wait_for(state="visible", timeout=30_000)
+        whole = _area(tab)
+        tab.goto(web_stack.url + "/cite?chunk=smoke-003-chunk-0&quote=" + second.replace(" ", "%20"))
+        tab.locator("#page-figure").wait_for(state="visible", timeout=30_000)
+        wait_until(tab, "document.getElementById('page-image').naturalWidth > 0")
+        assert tab.locator("#quote-text").inner_text() == second
+        assert tab.locator("#chunk-text mark").inner_text() == second  # the passage marks the sentence only
+        assert 0 < _area(tab) < 0.8 * whole, "only the quoted sentence is highlighted, not the whole passage"
+        fits(tab, "main")
+        width = tab.evaluate("document.getElementById('page-image').getBoundingClientRect().width")
+        assert width >= 0.9 * size["width"] if size is PHONE else width >= 700, f"the page image is {width} px wide"
+
+        tab.click("#copy-cite")
+        tab.locator("#copy-status", has_text="Copied").wait_for()
+        copied = tab.evaluate("navigator.clipboard.readText()")
+        assert copied == f"Lecanemab in Early Alzheimer's, issuer not known, page 1: “{second}”"
+
+        href = tab.locator("#open-pdf").get_attribute("href")
+        assert href == "/api/pdfs/smoke-003.pdf#page=1"
+        pdf = tab.request.get(web_stack.url + href.split("#")[0])
+        assert pdf.ok and pdf.headers["content-type"] == "application/pdf" and pdf.body()[:5] == b"%PDF-"
+
+        tab.click("#zoom-in")
+        tab.click("#zoom-in")
+        assert tab.locator("#zoom-level").inner_text() == "225%"
+        zoomed = tab.evaluate("document.getElementById('page-image').getBoundingClientRect().width")
+        assert zoomed > 2 * width - 2
+        assert tab.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"), \
+            "zooming scrolls the page's own box, not the page"
+        tab.screenshot(path=str(web_stack.shots / f"citation-{size['width']}.png"), full_page=True)
+        tab.click("#zoom-fit")
+        assert tab.errors == []
+    finally:
+        tab.close()
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1280x800", "390x844"])
+def test_a_refusal_says_what_was_searched_what_another_scope_holds_and_how_to_add_a_document(browser, web_stack,
+                                                                                              size):
+    """Issue 55: refused in scope FDA (no FDA documents here), the card names what it searched, says that another
+    scope holds an answer (the page asks all documents too), and offers to add a PDF; in plain words, fitting."""
+    tab = browser.new_page()
+    tab.set_viewport_size(size)
+    try:
+        card = ask(tab, web_stack.url, ANSWERABLE, scope="FDA")
+        assert card.locator(".badge.cls-refusal").count() == 1
+        help_ = card.locator(".help")
+        help_.locator(".searched").wait_for(timeout=10_000)
+        assert "no FDA documents have been added yet" in help_.locator(".searched").inner_text()
+        other = help_.locator(".other", has_text="Another scope holds")
+        other.wait_for(timeout=ANSWER_TIMEOUT_MS)
+        assert "70%" in other.inner_text() and other.locator(".cite-link").count() == 1
+        assert help_.locator(".add a").get_attribute("href") == "/documents"
+        plain(card)
+        fits(tab, "#answers")
+        tab.screenshot(path=str(web_stack.shots / f"refusal-help-{size['width']}.png"), full_page=True)
+
+        mixed = ask(tab, web_stack.url, "What is the boiling point of liquid nitrogen?")
+        mixed.locator(".help .searched").wait_for(timeout=10_000)
+        searched = mixed.locator(".help .searched").inner_text()
+        assert searched.startswith("Searched: all ") and "DOAC Stroke Prevention" in searched
+        assert mixed.locator(".help .other").count() == 0  # all documents were searched already
+    finally:
+        tab.close()
 
 
 def test_a_question_with_markup_is_shown_as_text(page, web_stack):
@@ -168,36 +298,54 @@ def test_request_timeline_shows_each_stage_record_and_the_verified_ledger(page, 
     assert page.errors == []
 
 
+def fits(page, selector: str = "main") -> None:
+    """Nothing scrolls sideways: neither the element nor the page (issue 55)."""
+    widths = page.evaluate(f"""(() => {{ const el = document.querySelector({json.dumps(selector)});
+        const doc = document.documentElement;
+        return [el.scrollWidth, el.clientWidth, doc.scrollWidth, doc.clientWidth]; }})()""")
+    assert widths[0] <= widths[1], f"{selector} is {widths[0]} px wide in a {widths[1]} px box"
+    assert widths[2] <= widths[3], f"the page is {widths[2]} px wide in a {widths[3]} px window"
+
+
 def test_documents_list_and_upload_through_documents_ingest(page, web_stack, tmp_path):
     page.goto(web_stack.url + "/documents")
     page.locator("#docs tbody tr").first.wait_for()
-    assert {"smoke-001.pdf", "smoke-002.pdf", "smoke-003.pdf"} <= set(page.locator("#docs tbody tr td:first-child")
-                                                                      .all_inner_texts())
-    marker = uuid.uuid4().hex[:8]
+    # each document by its real title (the PDF's own), its file name beside it once
+    smoke = page.locator("#docs tbody tr[data-doc='smoke-001']")
+    assert smoke.locator(".title").inner_text() == "DOAC Stroke Prevention"
+    assert smoke.locator(".file-name").inner_text() == "smoke-001.pdf"
+    assert smoke.inner_text().count("smoke-001") == 1, "the file name is not repeated as the title"
+    assert "added by an operator" in smoke.locator("td.from").inner_text()  # ingested as the command line would
+    assert smoke.locator(".badge.scope").inner_text() == "MIXED"
+    assert smoke.locator("details.ops").get_attribute("open") is None  # ids and index only under "details"
+    fits(page, ".table-wrap")
+    # digits only: a hex marker such as "9e5" ends like an ICH code ("E5") and the file name would read as ICH's
+    marker = str(uuid.uuid4().int)[:8]
     pdf = write_pdf(tmp_path / f"Uploaded guidance {marker}.pdf", "Uploaded guidance",
                     f"Cleaning validation marker {marker} sets residue limits for shared equipment.")
     page.set_input_files("#upload-file", str(pdf))
     page.click("#upload-form button[type=submit]")
     envelope = page.locator("#uploads .row .envelope").first
     envelope.wait_for(timeout=180_000)
-    assert envelope.locator(".badge").first.inner_text() == "ok"
-    assert f"Uploaded-guidance-{marker}" in envelope.inner_text()
-    page.locator("#docs tbody td", has_text=f"Uploaded-guidance-{marker}.pdf").wait_for(timeout=10_000)
-    assert f"upload:Uploaded-guidance-{marker}" in envelope.inner_text() and "from upload" in envelope.inner_text()
-    origins = dict(zip(page.locator("#docs tbody tr td:nth-child(1)").all_inner_texts(),
-                       page.locator("#docs tbody tr td:nth-child(2)").all_inner_texts()))
-    assert origins[f"Uploaded-guidance-{marker}.pdf"] == "upload"  # where each document came from
-    assert origins["smoke-001.pdf"] == "cli"  # the stack ingests the demo PDFs as the command line would
+    assert envelope.locator(".badge").first.inner_text() == "added"
+    shown = envelope.inner_text()
+    assert "documents.ingest" not in shown and "envelope" not in shown and "upload:" not in shown  # plain words
+    envelope.locator("details.ops summary").click()
+    assert f"upload:Uploaded-guidance-{marker}" in envelope.inner_text() and "origin upload" in envelope.inner_text()
+    row = page.locator(f"#docs tbody tr[data-doc='upload:Uploaded-guidance-{marker}']")
+    row.wait_for(timeout=10_000)
+    assert row.locator(".title").inner_text() == "Uploaded guidance"
+    assert row.locator(".file-name").inner_text() == f"Uploaded-guidance-{marker}.pdf"
+    assert "uploaded on this page" in row.locator("td.from").inner_text()
 
     # who issued it, as read; this browser uploaded it, so it may correct it (issue 47)
-    row = page.locator("#docs tbody tr", has_text=f"Uploaded-guidance-{marker}.pdf")
     assert row.locator(".issuer").inner_text() == "FDA" and "file name" in row.inner_text()  # "...guidance..."
-    assert page.locator("#docs tbody tr", has_text="smoke-001.pdf").locator("form.issuer-fix").count() == 0
+    assert page.locator("#docs tbody tr[data-doc='smoke-001']").locator("form.issuer-fix").count() == 0
     row.locator("form.issuer-fix select").select_option("WHO")
     row.locator("form.issuer-fix button").click()
-    page.locator("#docs tbody tr", has_text=f"Uploaded-guidance-{marker}.pdf").locator(
-        ".issuer", has_text="WHO").wait_for(timeout=180_000)
-    assert "uploader" in page.locator("#docs tbody tr", has_text=f"Uploaded-guidance-{marker}.pdf").inner_text()
+    row.locator(".issuer", has_text="WHO").wait_for(timeout=180_000)
+    assert "corrected by whoever uploaded it" in row.inner_text()
+    fits(page, ".table-wrap")
 
     not_pdf = tmp_path / "notes.pdf"
     not_pdf.write_text("<script>alert(1)</script> not a pdf")
@@ -208,6 +356,21 @@ def test_documents_list_and_upload_through_documents_ingest(page, web_stack, tmp
     assert "not a PDF" in refused.inner_text()
     page.screenshot(path=str(web_stack.shots / "documents.png"), full_page=True)
     assert page.errors == []
+
+
+def test_documents_fit_a_phone(browser, web_stack):
+    tab = browser.new_page()
+    tab.set_viewport_size({"width": 390, "height": 844})
+    try:
+        tab.goto(web_stack.url + "/documents")
+        tab.locator("#docs tbody tr[data-doc='smoke-001']").wait_for()
+        fits(tab, ".table-wrap")
+        row = tab.locator("#docs tbody tr[data-doc='smoke-001']")
+        assert row.locator(".title").is_visible() and row.locator(".issuer").is_visible()
+        assert row.locator(".badge.scope").is_visible() and row.locator("td.from").is_visible()
+        tab.screenshot(path=str(web_stack.shots / "phone-documents.png"), full_page=True)
+    finally:
+        tab.close()
 
 
 def test_phone_layout_and_nothing_loaded_from_another_origin(browser, web_stack):

@@ -9,8 +9,8 @@
   const CLASSES = ['DEFINITIVE', 'CONDITIONAL', 'REFUSAL'];
   const FLOW = ['questions', 'qa.facts', 'qa.relevant', 'qa.prompts', 'qa.generations', 'answers',
     'qa.deadletter', 'ops.alerts', 'documents.ingest', 'documents.ingested'];
-  const STAGES = { 'qa.facts': 'retrieved', 'qa.relevant': 'filtered', 'qa.prompts': 'assembled',
-    'qa.generations': 'generated' };
+  const STAGES = { 'qa.facts': 'passages found', 'qa.relevant': 'passages chosen', 'qa.prompts': 'evidence put together',
+    'qa.generations': 'answer written, being checked' };
 
   // --- building DOM safely ----------------------------------------------------------------------
 
@@ -76,12 +76,60 @@
 
   function classBadge(cls) {
     const known = CLASSES.includes(cls) ? cls : 'UNKNOWN';
-    return h('span', { class: 'badge cls-' + known.toLowerCase(), text: String(cls) });
+    const words = { DEFINITIVE: 'answered', CONDITIONAL: 'answered, with conditions', REFUSAL: 'no answer' };
+    return h('span', { class: 'badge cls-' + known.toLowerCase(), text: words[known] || String(cls), title: String(cls) });
   }
 
+  // Where a document came from and how its issuer was read, in words a user knows (not origin or source codes).
+  function originWords(origin) {
+    const o = String(origin || '');
+    if (o === 'upload') return 'uploaded on this page';
+    if (o === 'cli') return 'added by an operator';
+    if (o === 'inline') return 'sent as text';
+    if (o.startsWith('root:')) return `from the ${o.slice(5)} folder`;
+    return 'source not recorded';
+  }
+
+  const ISSUER_HOW = { 'first-page': 'named on its first page', 'second-page': 'named on its second page',
+    metadata: "named in the PDF's properties", 'file-name': 'guessed from its file name',
+    manifest: "as the folder's list says", uploader: 'corrected by whoever uploaded it', given: 'set by an operator',
+    operator: 'corrected by an operator', claimed: 'as the sender said' };
+  function issuerHow(source) { return ISSUER_HOW[source] || ''; }
+
   function citeLink(s) {
-    return h('a', { class: 'cite-link', href: '/cite?chunk=' + encodeURIComponent(String(s.chunk_id)),
-      title: `Open page ${s.page} of ${s.pdf}` }, `(${s.pdf}, p${s.page}, ${s.chunk_id})`);
+    const quote = String(s.text || '').slice(0, 1000);
+    return h('a', { class: 'cite-link', href: '/cite?chunk=' + encodeURIComponent(String(s.chunk_id)) +
+      (quote ? '&quote=' + encodeURIComponent(quote) : ''),
+      title: `Open page ${s.page} of ${s.pdf}` }, `(${s.pdf}, page ${s.page})`);
+  }
+
+  function scopeWords(scope) { return scope === 'MIXED' || !scope ? 'any of the documents' : `the ${scope} documents`; }
+
+  // Internal ids, codes and versions, for operators: folded away under "details" so a user reads plain words.
+  function detailsBox(rows, extra) {
+    const dl = h('dl', { class: 'facts' });
+    for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') dl.append(h('dt', { text: k }), h('dd', {}, v));
+    return h('details', { class: 'ops' }, h('summary', { text: 'details' }), dl, extra || null);
+  }
+
+  // Why a question was refused, said to its asker: what was searched and what came closest; the record's own
+  // explanation (with chunk ids and scores) stays under "details".
+  function refusalWords(a) {
+    const where = scopeWords(a.scope);
+    switch (a.refusal_code) {
+      case 'WRONG_AUTHORITY':
+        return `The question asks about documents that are not here: ${a.explanation || 'none were added'}.`;
+      case 'NOT_RELEVANT':
+        return `Nothing in ${where} is about this question.`;
+      case 'NOT_ANSWERING':
+        return a.related_clause ? `The closest passage in ${where} is related, but it does not answer the question.`
+          : `No passage in ${where} answers the question.`;
+      case 'FALSE_PREMISE':
+        return 'The question takes something for granted that the documents do not say.';
+      default:
+        return a.validation_status === 'FAILED' ? 'The answer could not be checked against the documents, so none is given.'
+          : `No passage in ${where} answers the question.`;
+    }
   }
 
   function traceBars(trace) {
@@ -105,7 +153,7 @@
     return isNaN(first) || isNaN(end) ? null : (end - first) / 1000;
   }
 
-  // The answer itself: cited sentences, or the refusal with its related clause and explanation.
+  // The answer itself: cited sentences, or the refusal said in a user's words with the closest passage.
   function answerBody(a) {
     const parts = [];
     if (Array.isArray(a.sentences) && a.sentences.length) {
@@ -116,23 +164,31 @@
       parts.push(ol);
     } else {
       parts.push(h('p', { class: 'refusal', text: a.answer_text }));
+      parts.push(h('p', { class: 'explanation why' }, h('strong', { text: 'Why: ' }), refusalWords(a)));
+      if (a.refusal_code === 'FALSE_PREMISE' && a.explanation) {
+        parts.push(h('p', { class: 'explanation', text: a.explanation.replace(/\s*\([^()]*chunk[^()]*\)/g, '') }));
+      }
     }
     if (a.related_clause) {
       parts.push(h('div', { class: 'related' },
-        h('p', { class: 'label', text: 'Related clause (found, but it does not answer the question)' }),
+        h('p', { class: 'label', text: 'Closest passage (found, but it does not answer the question)' }),
         h('blockquote', { text: a.related_clause.text }), citeLink(a.related_clause)));
-    }
-    if (a.explanation) parts.push(h('p', { class: 'explanation' }, h('strong', { text: 'Why: ' }), a.explanation));
-    if (a.validation_status === 'FAILED' && a.failure_reason) {
-      parts.push(h('p', { class: 'meta', text: 'Validation failed: ' + a.failure_reason }));
     }
     return parts;
   }
 
+  function answerDetails(a, rid, extra) {
+    return detailsBox([['request', requestLink(rid)], ['scope', a.scope], ['index', a.index_version],
+      ['policy', a.policy_version], ['refusal code', a.refusal_code], ['explanation', a.explanation],
+      ['validation', a.validation_status === 'FAILED' ? `failed: ${a.failure_reason || ''}` : null],
+      ['retrieval', a.fallback_used ? 'fallback retrieval used' : null],
+      ['citations', (a.sentences || []).map((s) => s.chunk_id).join(', ')]], extra);
+  }
+
   function answerTags(a) {
-    return h('p', { class: 'tags' }, classBadge(a.classification), h('span', { class: 'badge scope', text: a.scope }),
-      a.confidence ? h('span', { class: 'badge', text: 'confidence ' + a.confidence }) : null,
-      a.fallback_used ? h('span', { class: 'badge warn', text: 'fallback retrieval' }) : null);
+    return h('p', { class: 'tags' }, classBadge(a.classification),
+      h('span', { class: 'badge scope', text: a.scope === 'MIXED' ? 'all documents' : `scope ${a.scope}` }),
+      a.confidence ? h('span', { class: 'badge', text: 'confidence ' + a.confidence }) : null);
   }
 
   // --- the event stream -------------------------------------------------------------------------
@@ -188,18 +244,73 @@
       if (!a) {
         const done = (entry.stages || []).map((t) => STAGES[t]).filter(Boolean);
         li.append(h('p', { class: 'pending', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }),
-          'Waiting for the answer', done.length ? ` — ${done.join(', ')}` : ' — published to questions'));
-        li.append(h('p', { class: 'foot' }, 'request ', requestLink(entry.rid)));
+          'Looking for the answer', done.length ? ` — ${done[done.length - 1]}` : ' — searching the documents'));
+        li.append(detailsBox([['request', requestLink(entry.rid)], ['scope', entry.scope]]));
         return li;
       }
       li.classList.add('answered');
       li.append(answerTags(a), ...answerBody(a));
+      if (a.status === 'refused') li.append(refusalHelp(entry, a));
       const secs = flowSeconds(a.trace);
-      li.append(h('details', { class: 'more' }, h('summary', {}, 'Timings',
-        secs !== null ? ` · ${secs.toFixed(2)} s through the flow` : ''), traceBars(a.trace)));
-      li.append(h('p', { class: 'foot' }, 'request ', requestLink(entry.rid),
-        a.index_version ? ` · ${a.index_version}` : '', a.policy_version ? ` · ${a.policy_version}` : ''));
+      li.append(answerDetails(a, entry.rid, h('div', { class: 'more' }, h('p', { class: 'meta', text: 'Time per stage' +
+        (secs !== null ? ` · ${secs.toFixed(2)} s in all` : '') }), traceBars(a.trace))));
       return li;
+    }
+
+    // What a refusal searched, what else holds something related, and how to add the document that would answer.
+    let docs = null;
+    async function loadDocs() {
+      if (docs) return;
+      const r = await getJSON('/api/documents');
+      docs = (r.ok && r.body && r.body.documents) || [];
+      for (const entry of asked) if (entry.answer && entry.answer.status === 'refused') render(entry);
+    }
+
+    function refusalHelp(entry, a) {
+      const box = h('div', { class: 'help' });
+      if (docs === null) { loadDocs(); } else {
+        const searched = a.scope === 'MIXED' ? docs : docs.filter((d) => d.authority === a.scope);
+        const names = searched.slice(0, 5).map((d) => d.title || d.pdf);
+        box.append(h('p', { class: 'searched' }, h('strong', { text: 'Searched: ' }), searched.length
+          ? `${a.scope === 'MIXED' ? 'all ' : ''}${searched.length} document${searched.length === 1 ? '' : 's'}` +
+            `${a.scope === 'MIXED' ? '' : ' in scope ' + a.scope} — ${names.join('; ')}` +
+            (searched.length > names.length ? `; and ${searched.length - names.length} more` : '')
+          : `no ${a.scope === 'MIXED' ? '' : a.scope + ' '}documents have been added yet`));
+      }
+      if (!a.related_clause) box.append(h('p', { class: 'meta', text: 'No passage came close to answering it.' }));
+      const probe = entry.probe;
+      if (probe) {
+        const p = probe.answer;
+        if (!p) {
+          box.append(h('p', { class: 'meta other' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Looking in all the other documents too…'));
+        } else if (p.status === 'answered' && p.sentences && p.sentences.length) {
+          box.append(h('p', { class: 'other' }, h('strong', { text: 'Another scope holds an answer: ' }),
+            h('span', { text: p.sentences[0].text }), ' ', citeLink(p.sentences[0]), ' — ask again in all documents to read it.'));
+        } else if (p.related_clause) {
+          box.append(h('p', { class: 'other' }, h('strong', { text: 'Another scope holds a related passage: ' }),
+            h('span', { text: p.related_clause.text }), ' ', citeLink(p.related_clause)));
+        } else {
+          box.append(h('p', { class: 'meta other', text: 'Nothing related in the other documents either.' }));
+        }
+      }
+      box.append(h('p', { class: 'add' }, 'Have a document that answers it? ', h('a', { href: '/documents', text: 'Add a PDF' }),
+        ' and ask again.'));
+      return box;
+    }
+
+    // A refusal in one scope: the same question in all documents, to say whether another scope holds something.
+    async function probeOthers(entry) {
+      if (entry.probe || entry.scope === 'MIXED' || !entry.answer || entry.answer.status !== 'refused') return;
+      entry.probe = { rid: null, answer: null };
+      try {
+        const r = await fetch('/api/questions', { method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question: entry.question, scope: 'MIXED' }) });
+        const body = await r.json().catch(() => ({}));
+        if (!r.ok) { entry.probe = null; return; }
+        entry.probe.rid = body.request_id;
+      } catch (err) { entry.probe = null; return; }
+      save();
+      render(entry);
     }
 
     function render(entry) {
@@ -209,17 +320,26 @@
     }
 
     function fill(rid, answer) {
+      const probing = asked.find((e) => e.probe && e.probe.rid === rid);
+      if (probing && !probing.probe.answer) {
+        probing.probe.answer = answer;
+        save();
+        render(probing);
+        return;
+      }
       const entry = byId(rid);
       if (!entry || entry.answer) return;
       entry.answer = answer;
       save();
       render(entry);
+      probeOthers(entry);
     }
 
     async function catchUp() {
-      for (const entry of asked.filter((e) => !e.answer)) {
-        const r = await getJSON('/api/answers/' + encodeURIComponent(entry.rid));
-        if (r.ok && r.body) fill(entry.rid, r.body.data);
+      for (const entry of asked.filter((e) => !e.answer || (e.probe && e.probe.rid && !e.probe.answer))) {
+        const rid = entry.answer ? entry.probe.rid : entry.rid;
+        const r = await getJSON('/api/answers/' + encodeURIComponent(rid));
+        if (r.ok && r.body) fill(rid, r.body.data);
       }
     }
 
@@ -370,12 +490,12 @@
     const OWNER = 'citestream-owner:'; // localStorage: the secret each upload of this browser was answered with
 
     function issuerCell(d) {
-      const said = d.issuer || 'unknown';
-      const cell = h('td', {}, h('span', { class: 'issuer', text: said }),
-        d.issuer_source ? h('span', { class: 'meta', text: ` (${d.issuer_source.replace('-', ' ')})` }) : '');
+      const said = d.issuer || 'not known';
+      const cell = h('td', { 'data-label': 'Issuer' }, h('span', { class: 'issuer', text: said }),
+        d.issuer_source ? h('span', { class: 'meta how' }, ' ', issuerHow(d.issuer_source)) : '');
       const token = d.origin === 'upload' ? localStorage.getItem(OWNER + d.doc_id) : null;
       if (!token || !issuerNames.length) return cell;
-      const select = h('select', { 'aria-label': `issuer of ${d.pdf}` },
+      const select = h('select', { 'aria-label': `issuer of ${d.title || d.pdf}` },
         issuerNames.map((n) => h('option', { value: n, text: n, selected: n === d.issuer })));
       const status = h('span', { class: 'meta', role: 'status' });
       const form = h('form', { class: 'issuer-fix' }, select, h('button', { type: 'submit', text: 'correct' }), status);
@@ -387,11 +507,23 @@
         let body = {};
         try { body = await r.json(); } catch (err) { body = {}; }
         if (r.status !== 202) { status.textContent = ' ' + (body.error || `refused (HTTP ${r.status})`); return; }
-        status.textContent = ` sent as ${body.request_id}; waiting for the ingest agent…`;
+        status.textContent = ' sent; the document is being relabelled…';
         waiting.set(body.request_id, () => { waiting.delete(body.request_id); loadDocuments(); });
       });
       cell.append(form);
       return cell;
+    }
+
+    function documentCell(d) {
+      const stem = String(d.pdf).replace(/\.pdf$/i, '');
+      const titled = d.title && d.title !== stem && d.title !== d.pdf;
+      return h('td', { class: 'doc', 'data-label': 'Document' },
+        h('span', { class: 'title', text: titled ? d.title : d.pdf }),
+        h('span', { class: 'meta file' }, titled ? h('span', { class: 'file-name', text: d.pdf }) : null,
+          `${titled ? ' · ' : ''}${d.pages} page${d.pages === 1 ? '' : 's'}`),
+        h('details', { class: 'ops' }, h('summary', { text: 'details' }),
+          h('p', { class: 'meta' }, 'document id ', h('code', { text: d.doc_id }), ` · ${d.chunks} chunks · index `,
+            h('code', { text: d.index_version }), ' · origin ', h('code', { text: d.origin || 'unrecorded' }))));
     }
 
     async function loadDocuments() {
@@ -400,30 +532,35 @@
       clear(tbody);
       const docs = (r.body && r.body.documents) || [];
       for (const d of docs) {
-        tbody.append(h('tr', {}, h('td', {}, h('code', { text: d.pdf })), h('td', { text: d.origin || 'unrecorded' }),
-          h('td', { text: d.title }), issuerCell(d),
-          h('td', { text: d.authority }), h('td', { class: 'num', text: d.pages }), h('td', { class: 'num', text: d.chunks }),
-          h('td', { text: d.index_version }), h('td', { text: new Date(d.ingested_at).toLocaleString() })));
+        tbody.append(h('tr', { 'data-doc': d.doc_id }, documentCell(d), issuerCell(d),
+          h('td', { 'data-label': 'Scope' }, h('span', { class: 'badge scope', text: d.authority })),
+          h('td', { class: 'from', 'data-label': 'Added', text: `${originWords(d.origin)}, ${new Date(d.ingested_at).toLocaleDateString()}` })));
       }
       const pages = docs.reduce((s, d) => s + d.pages, 0);
-      const chunks = docs.reduce((s, d) => s + d.chunks, 0);
-      $('#docs-summary').textContent = `${docs.length} documents, ${pages} pages, ${chunks} chunks.`;
+      $('#docs-summary').textContent = `${docs.length} documents, ${pages} pages.`;
     }
 
+    // What the ingest agent answered, in a user's words; its record's codes and ids under "details".
     function envelope(env) {
       const o = env.outputs || {};
+      const ok = env.status === 'ok';
       const box = h('div', { class: 'envelope' },
-        h('p', {}, h('span', { class: 'badge ' + (env.status === 'ok' ? 'ok' : 'bad'), text: env.status }),
-          ` ingested ${o.ingestedCount} document(s), ${o.chunkCount} chunk(s) · ${env.index_version || ''}`));
+        h('p', {}, h('span', { class: 'badge ' + (ok ? 'ok' : 'bad'), text: ok ? 'added' : 'not added' }),
+          ok ? ` ${o.ingestedCount} document${o.ingestedCount === 1 ? '' : 's'} ready to be asked about` : ''));
       if (Array.isArray(o.documents) && o.documents.length) {
-        box.append(h('ul', {}, o.documents.map((d) => h('li', {},
-          h('code', { text: d.docId }), ` · from ${d.origin} · ${d.pages} pages · ${d.chunkCount} chunks · issuer ` +
-          `${d.issuer || 'unknown'} (${d.authoritySource}${d.issuerEvidence ? ': “' + d.issuerEvidence + '”' : ''}) · scope ${d.authority}`,
-          d.changed ? '' : ' · unchanged, not re-ingested'))));
+        box.append(h('ul', { class: 'added' }, o.documents.map((d) => h('li', {},
+          `${d.pages} page${d.pages === 1 ? '' : 's'} · issuer ${d.issuer || 'not known'}`,
+          issuerHow(d.authoritySource) ? ` (${issuerHow(d.authoritySource)}${d.issuerEvidence ? ': “' + d.issuerEvidence + '”' : ''})` : '',
+          ` · scope ${d.authority}`, d.changed ? '' : ' · unchanged since it was last added'))));
       }
-      for (const e of o.errors || []) box.append(h('p', { class: 'error', text: `error: ${e.reason}` }));
-      for (const w of o.warnings || []) box.append(h('p', { class: 'notice', text: `warning: ${w.reason}` }));
-      if (env.error) box.append(h('p', { class: 'error', text: `${env.error.code}: ${env.error.message}` }));
+      for (const e of o.errors || []) box.append(h('p', { class: 'error', text: `Not added: ${e.reason}` }));
+      for (const w of o.warnings || []) box.append(h('p', { class: 'notice', text: `Note: ${w.reason}` }));
+      if (env.error) box.append(h('p', { class: 'error', text: env.error.message }));
+      box.append(h('details', { class: 'ops' }, h('summary', { text: 'details' }),
+        h('p', { class: 'meta' }, 'request ', requestLink(env.request_id || ''), env.index_version ? ` · index ${env.index_version}` : '',
+          env.error ? ` · ${env.error.code}` : ''),
+        h('ul', { class: 'meta' }, (o.documents || []).map((d) => h('li', {}, 'document id ', h('code', { text: d.docId }),
+          ` · origin ${d.origin} · ${d.chunkCount} passage${d.chunkCount === 1 ? '' : 's'}`)))));
       return box;
     }
 
@@ -462,8 +599,7 @@
         view.li.dataset.rid = rid;
         const tick = () => {
           const secs = Math.round((Date.now() - started) / 1000);
-          view.status.textContent = `saved as ${body.file}; sent to documents.ingest as ${rid}; ` +
-            `waiting for the ingest agent… ${secs} s`;
+          view.status.textContent = `received; reading the document… ${secs} s`;
         };
         tick();
         let ticks = 0;
@@ -479,8 +615,8 @@
           waiting.delete(rid);
           clearInterval(timer);
           view.progress.remove();
-          view.status.textContent = `ingest finished after ${Math.round((Date.now() - started) / 1000)} s (request ${rid})`;
-          view.li.append(envelope(ev.data));
+          view.status.textContent = `done after ${Math.round((Date.now() - started) / 1000)} s`;
+          view.li.append(envelope({ ...ev.data, request_id: ev.request_id || rid }));
           loadDocuments();
         };
         waiting.set(rid, done);
@@ -507,7 +643,8 @@
   // --- Citation ---------------------------------------------------------------------------------
 
   async function citePage() {
-    const chunk = new URLSearchParams(window.location.search).get('chunk') || '';
+    const params = new URLSearchParams(window.location.search);
+    const chunk = params.get('chunk') || '';
     const error = $('#cite-error');
     $('#back').addEventListener('click', (e) => {
       if (document.referrer.startsWith(window.location.origin) && window.history.length > 1) {
@@ -516,17 +653,45 @@
       }
     });
     if (!chunk) { showError(error, 'No citation given.'); return; }
-    const r = await getJSON('/api/chunks/' + encodeURIComponent(chunk));
+    const r = await getJSON('/api/chunks/' + encodeURIComponent(chunk) + '?quote=' + encodeURIComponent(params.get('quote') || ''));
     if (!r.ok) { showError(error, (r.body && r.body.error) || `Citation not found (HTTP ${r.status}).`); return; }
     const c = r.body;
     const d = c.document;
-    document.title = `${d.pdf} p${c.page} · citestream`;
-    $('#cite-title').textContent = d.title || d.pdf;
-    const meta = $('#cite-meta');
-    meta.append(h('span', { class: 'badge scope', text: d.authority }), ' ', h('code', { text: d.pdf }),
-      ` · from ${d.origin || 'unrecorded'} · page ${c.page} of ${d.pages} · chunk `, h('code', { text: c.chunk_id }), ` · ${d.index_version}`);
-    $('#chunk-text').textContent = c.text;
+    const title = d.title || d.pdf;
+    const quote = c.quote || c.text;
+    document.title = `${title} p${c.page} · citestream`;
+    $('#cite-title').textContent = title;
+    $('#cite-meta').append(d.issuer ? `Issued by ${d.issuer} · ` : '', h('span', { class: 'badge scope', text: d.authority === 'MIXED' ? 'all documents' : `scope ${d.authority}` }),
+      ` · page ${c.page} of ${d.pages} · `, h('span', { class: 'file-name', text: d.pdf }),
+      detailsBox([['document id', h('code', { text: d.doc_id })], ['passage id', h('code', { text: c.chunk_id })],
+        ['index', d.index_version], ['origin', d.origin]]));
+    $('#quote-text').textContent = quote;
+    // the passage, with the quoted sentence marked in it (when it is there word for word)
+    const passage = $('#chunk-text');
+    // word for word, whatever whitespace ingest kept between them (a heading and its first line)
+    const words = c.quote ? c.quote.split(/\s+/).filter(Boolean).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : [];
+    const found = words.length ? new RegExp(words.join('\\s+')).exec(c.text) : null;
+    if (found) {
+      passage.append(c.text.slice(0, found.index), h('mark', { text: found[0] }), c.text.slice(found.index + found[0].length));
+    } else {
+      passage.textContent = c.text;
+    }
     $('#chunk-section').textContent = c.section ? `Section: ${c.section}` : '';
+    const citation = `${title}, ${d.issuer || 'issuer not known'}, page ${c.page}: “${quote}”`;
+    $('#copy-cite').addEventListener('click', async () => {
+      const status = $('#copy-status');
+      try {
+        await navigator.clipboard.writeText(citation);
+        status.textContent = 'Copied.';
+      } catch (err) {
+        status.textContent = 'The browser did not allow copying; select the text above instead.';
+      }
+    });
+    if (c.pdf) {
+      const open = $('#open-pdf');
+      open.setAttribute('href', safeHref(c.pdf));
+      open.hidden = false;
+    }
     if (c.unavailable) {
       const note = $('#page-unavailable');
       note.textContent = `The page image cannot be shown: ${c.unavailable}. The cited text is above.`;
@@ -536,7 +701,7 @@
     const figure = $('#page-figure');
     const img = $('#page-image');
     const frame = $('#page-frame');
-    img.alt = `Page ${c.page} of ${d.pdf}, with the cited passage highlighted`;
+    img.alt = `Page ${c.page} of ${title}, with the quoted sentence highlighted`;
     img.src = c.image;
     for (const b of c.boxes || []) {
       const mark = h('span', { class: 'hl', 'aria-hidden': 'true' });
@@ -546,9 +711,25 @@
       mark.style.height = 100 * b.height + '%';
       frame.append(mark);
     }
+    // zoom: the page grows inside its own scrolling box, never the page around it
+    let zoom = 1;
+    const setZoom = (z) => {
+      zoom = Math.min(4, Math.max(1, z));
+      frame.style.width = 100 * zoom + '%';
+      $('#zoom-level').textContent = `${Math.round(100 * zoom)}%`;
+      const first = frame.querySelector('.hl');
+      if (first && zoom > 1) {
+        const scroll = $('#page-scroll');
+        scroll.scrollLeft = Math.max(0, first.offsetLeft - 20);
+        scroll.scrollTop = Math.max(0, first.offsetTop - 40);
+      }
+    };
+    $('#zoom-in').addEventListener('click', () => setZoom(zoom * 1.5));
+    $('#zoom-out').addEventListener('click', () => setZoom(zoom / 1.5));
+    $('#zoom-fit').addEventListener('click', () => setZoom(1));
     $('#page-caption').textContent = (c.boxes || []).length
-      ? `Page ${c.page} of ${d.pdf}. The cited passage is highlighted.`
-      : `Page ${c.page} of ${d.pdf}. The cited passage could not be located on the image; its text is beside it.`;
+      ? `Page ${c.page} of ${d.pdf}. The quoted sentence is highlighted.`
+      : `Page ${c.page} of ${d.pdf}. The quoted sentence could not be located on the image; its text is above.`;
     figure.hidden = false;
   }
 
