@@ -100,6 +100,7 @@ _UNIVERSAL = frozenset("all every each any always entire whole".split())
 _PARTIAL = frozenset("some certain representative selected particular subset few several".split())
 _INSIDE = frozenset("within inside".split())
 _OUTSIDE = frozenset("outside beyond".split())
+_RESTRICTOR_WORDS = _ONLY | _UNIVERSAL | _PARTIAL | _INSIDE | _OUTSIDE
 _OPPOSITE_BOUNDS = {"le": ("ge", "gt"), "lt": ("ge", "gt"), "ge": ("le", "lt"), "gt": ("le", "lt")}
 
 
@@ -118,20 +119,25 @@ def _restricts(claim: str) -> bool:
 def restrictor_conflict(claim: str, evidence: str) -> str | None:
     """The claim changes a restrictor of the evidence: adds "only", swaps a universal for a partial quantifier (or
     back), "within" for "outside", or bounds the same value from the other side. A backstop that can only refuse:
-    the judge may say a sentence states the claim, never overrule this."""
+    the judge may say a sentence states the claim, never overrule this. The evidence is read only for what the
+    claim holds (a claim without a restrictor or a bound costs a look at the claim alone)."""
     from .numbers import quantities
 
-    cw, ew = _words_of(claim), _words_of(evidence)
-    if _restricts(claim) and not ew & (_ONLY | _SINGLE):
-        return "the claim restricts with 'only' where the evidence does not"
-    for mine, other in ((_UNIVERSAL, _PARTIAL), (_PARTIAL, _UNIVERSAL), (_INSIDE, _OUTSIDE), (_OUTSIDE, _INSIDE)):
-        if cw & mine and not cw & other and ew & other and not ew & mine:
-            said, says = "/".join(sorted(cw & mine)), "/".join(sorted(ew & other))
-            return f"the claim says {said} where the evidence says {says}"
+    cw = _words_of(claim)
+    if cw & _RESTRICTOR_WORDS:
+        ew = _words_of(evidence)
+        if _restricts(claim) and not ew & (_ONLY | _SINGLE):
+            return "the claim restricts with 'only' where the evidence does not"
+        for mine, other in ((_UNIVERSAL, _PARTIAL), (_PARTIAL, _UNIVERSAL), (_INSIDE, _OUTSIDE), (_OUTSIDE, _INSIDE)):
+            if cw & mine and not cw & other and ew & other and not ew & mine:
+                said, says = "/".join(sorted(cw & mine)), "/".join(sorted(ew & other))
+                return f"the claim says {said} where the evidence says {says}"
+    bounded = [q for q in quantities(claim, claim=True) if q.bound in _OPPOSITE_BOUNDS]
+    if not bounded:
+        return None
     found = quantities(evidence)
-    for q in quantities(claim, claim=True):
-        flipped = [e for e in found if e.value == q.value and e.unit == q.unit
-                   and e.bound in _OPPOSITE_BOUNDS.get(q.bound or "", ())]
+    for q in bounded:
+        flipped = [e for e in found if e.value == q.value and e.unit == q.unit and e.bound in _OPPOSITE_BOUNDS[q.bound]]
         if flipped and not any(e.value == q.value and e.unit == q.unit and e.bound == q.bound for e in found):
             return f"the claim bounds {q.text!r} from the other side ({flipped[0].text!r})"
     return None
