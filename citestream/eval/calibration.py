@@ -46,15 +46,20 @@ def curve(items: Sequence[ItemResult], bins: int = 10) -> list[tuple[float, floa
     return out
 
 
-def high_threshold(items: Sequence[ItemResult], precision: float, candidates: Sequence[float]) -> float | None:
-    """The lowest score at which the answers at or above it are right at least ``precision`` of the time (chosen on
-    dev; a label's promise is the share right above its threshold, not in one bin)."""
-    scored = [(i.best_relevance, i.passed) for i in answered(items) if i.best_relevance is not None]
-    for t in sorted(candidates):
-        above = [ok for s, ok in scored if s >= t]
-        if above and sum(above) / len(above) >= precision:
-            return t
-    return None
+def choose_high(scored: Sequence[tuple[float, float | None, bool]], answerable: int, precision: float = 0.9,
+                min_answers: int = 15) -> tuple[float, float, int, int] | None:
+    """The High rule chosen on dev: over (best score, runner-up score, right) of the answered items, the threshold
+    and margin (``RelevancePolicy.high_confidence``, ``high_margin``) whose High answers are right at least
+    ``precision`` of the time, at least ``min_answers`` of them, covering the most answerable questions. Returns
+    (threshold, margin, answers, right), or None when no rule keeps the promise."""
+    best = None
+    for t in (x / 100 for x in range(50, 100)):
+        for m in (x / 100 for x in range(0, 50, 5)):
+            high = [ok for s, other, ok in scored if s >= t and (other is None or s - other >= m)]
+            right = sum(high)
+            if len(high) >= min_answers and right >= precision * len(high) and (best is None or right > best[3]):
+                best = (t, m, len(high), right)
+    return best if answerable else None
 
 
 def plot_calibration(name: str, items: Sequence[ItemResult], path: Path, thresholds: dict[str, float]) -> Path:

@@ -30,8 +30,10 @@ import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from ..core.text_units import heading_end, read_units
+from .calibration import choose_high
 from .sets import GoldenItem, blind, contains_phrase, load_set, set_name
 
 CLASSES = ("gate", "not_answering", "neighbour", "unit_broken", "retrieval", "answered_unanswerable", "other")
@@ -87,7 +89,7 @@ def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=
     refusal whose answer is among them was retrieved and held back."""
     if outcome in ("pass", "correct_refusal"):
         return None
-    base = dict(set="", id=item.id, kind=item.style or item.perturbation or item.kind or item.category,
+    base: dict[str, Any] = dict(set="", id=item.id, kind=item.style or item.perturbation or item.kind or item.category,
                 question=item.question, refusal_code=answer.refusal_code if answer else None,
                 confidence=answer.confidence if answer else None,
                 quoted=[s.text for s in answer.sentences] if answer else [])
@@ -144,8 +146,11 @@ def _chunk_holds(engine, item: GoldenItem) -> bool:
 
 def run(items: list[GoldenItem], deps) -> list[tuple]:
     """Every item through the question path in-process, keeping the facts, the prompt and the answer."""
+    from pydantic import BaseModel
+
     from ..flow import QUESTION_PATH
     from ..inprocess import run_steps
+    from ..models import ValidatedAnswer
     from .run import questions_for
     from .score import fetch_chunk_texts, score_item
 
@@ -156,11 +161,12 @@ def run(items: list[GoldenItem], deps) -> list[tuple]:
     base = deps.policy
     open_deps = deps.with_policy(replace(base, relevance=replace(base.relevance, backstop=0.0)))
     for item in items:
-        record, kept = questions[item.id], {}
+        record: BaseModel = questions[item.id]
+        kept: dict[str, BaseModel] = {}
         for step in QUESTION_PATH:
             record = run_steps(record, (step,), deps)
             kept[step.stage] = record
-        answer = kept["validate"]
+        answer = cast(ValidatedAnswer, kept["validate"])
         texts = fetch_chunk_texts(deps.engine, [s.chunk_id for s in answer.sentences])
         outcome = score_item(item, answer, texts).outcome
         open_facts = None
@@ -236,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     text = table(misses, totals)
     (args.out / "misses.md").write_text(text + "\n")
     print(text)
+    scored = [(r["best"], r["runner_up"], r["outcome"] == "pass") for r in rows if r["best"] is not None]
+    rule = choose_high(scored, sum(r["answerable"] for r in rows))
+    print("\nHigh, chosen on these items (threshold, margin, answers, right):", rule)
     return 0
 
 

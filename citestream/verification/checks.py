@@ -137,7 +137,8 @@ def restrictor_conflict(claim: str, evidence: str) -> str | None:
         return None
     found = quantities(evidence)
     for q in bounded:
-        flipped = [e for e in found if e.value == q.value and e.unit == q.unit and e.bound in _OPPOSITE_BOUNDS[q.bound]]
+        other_side = _OPPOSITE_BOUNDS.get(q.bound or "", ())
+        flipped = [e for e in found if e.value == q.value and e.unit == q.unit and e.bound in other_side]
         if flipped and not any(e.value == q.value and e.unit == q.unit and e.bound == q.bound for e in found):
             return f"the claim bounds {q.text!r} from the other side ({flipped[0].text!r})"
     return None

@@ -1,6 +1,6 @@
 """How often each confidence label was right, the calibration curve and its PNG, from scored items."""
 
-from citestream.eval.calibration import curve, high_threshold, label_table, plot_calibration
+from citestream.eval.calibration import choose_high, curve, label_table, plot_calibration
 from citestream.eval.score import ItemResult
 
 
@@ -26,8 +26,9 @@ def test_each_label_is_scored_by_the_answers_it_was_given_to():
 def test_the_curve_bins_answers_by_score_and_the_threshold_keeps_its_promise():
     bins = {round(lo, 1): (n, share) for lo, _, n, share in curve(ITEMS) if n}
     assert bins[0.9] == (3, 2 / 3) and bins[0.4] == (1, 0.0)
-    assert high_threshold(ITEMS, 1.0, [0.5, 0.9, 0.93]) == 0.93
-    assert high_threshold(ITEMS, 1.01, [0.9]) is None
+    scored = [(0.95, 0.2, True), (0.93, None, True), (0.92, 0.9, False), (0.6, None, True), (0.5, None, False)]
+    assert choose_high(scored, 6, precision=1.0, min_answers=2) == (0.51, 0.05, 3, 3)  # the close runner-up is out
+    assert choose_high(scored, 6, precision=1.01, min_answers=1) is None
 
 
 def test_the_calibration_plot_is_a_png(tmp_path):
