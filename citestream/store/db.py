@@ -73,9 +73,15 @@ def single_statements(engine: Engine) -> Engine:
     return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
-@lru_cache(maxsize=4)
 def engine_for(dsn: str | None = None) -> Engine:
-    return make_engine(dsn or get_settings().app_dsn)
+    """One engine per DSN in a process; with none, the settings' DSN as they are now (not as they were when the
+    first engine was made: a process whose settings change gets the engine of its new database)."""
+    return _engine(dsn or get_settings().app_dsn)
+
+
+@lru_cache(maxsize=4)
+def _engine(dsn: str) -> Engine:
+    return make_engine(dsn)
 
 
 def driver_rows(conn: Connection, sql: str, params: Mapping[str, Any], binary: bool = False) -> list[Any]:
