@@ -144,6 +144,13 @@ class _OverBudget(Exception):
     pass
 
 
+MEASURES = 3
+"""A size over its figure is measured again, up to three times, and judged by the least: a thread's CPU time grows
+when another process shares its physical core (the whole suite's workers do), never shrinks, so the least is the
+function's own cost. Seen in CI: layout 64 kB 0.24 s, 256 kB 1.64 s (6.8 times) in the whole suite, 3.6 times
+alone."""
+
+
 def _cpu_s(call: Callable[[str], object], text: str, limit_s: float, collect: bool = False) -> float:
     """CPU seconds of the calling thread (others' load on a shared machine does not count). A call still running
     after ``limit_s`` of the process's CPU is stopped (a quadratic function on main would run for hours)."""
@@ -180,7 +187,13 @@ def test_each_entry_point_reads_a_megabyte_of_its_hardest_text_in_linear_time(en
     costs: list[tuple[int, float]] = []
     for size in SIZES:
         budget = entry.budget_s * size / MEGABYTE + FLOOR_S
-        cost = _cpu_s(entry.call, fill(unit, size), 2 * budget + 1, collect=size >= SIZES[-2])
+
+        before = costs[-1][1] if costs else 0.0
+        cost = float("inf")
+        for _ in range(MEASURES):  # the least of up to three: another process on the core only ever adds CPU time
+            cost = min(cost, _cpu_s(entry.call, fill(unit, size), 2 * budget + 1, collect=size >= SIZES[-2]))
+            if cost <= budget and not (before >= RATIO_FROM_S and cost / before >= RATIO):
+                break
         costs.append((size, cost))
         shown = ", ".join(f"{s // 1000} kB {c:.3f} s" for s, c in costs)
         assert cost <= budget, f"{entry.name} on {unit!r} over {entry.budget_s} s a megabyte: {shown}"
