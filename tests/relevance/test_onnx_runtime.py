@@ -1,11 +1,10 @@
-"""The judge's static int8 ONNX runtime: the same scores as PyTorch within the quantisation's error, the same bits
-for a pair alone or in any batch, built once per weights and libraries and never loaded when stale or changed, and
-PyTorch when it cannot be built (no servers)."""
+"""The judge's int8 ONNX runtime: the same scores as PyTorch within the quantisation's error, the same bits for a
+pair alone or beside others (dynamic: one pair a run; static: in any batch), built once per weights and libraries
+and never loaded when stale or changed, and PyTorch when it cannot be built (no servers)."""
 
 from __future__ import annotations
 
 import copy
-import json
 import logging
 
 import numpy as np
@@ -29,30 +28,39 @@ PAIRS = [
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """One graph for the tests that only read it (a build calibrates on the dev pairs: seconds)."""
+    """One folder of graphs for the tests that only read them (a static build calibrates on the dev pairs)."""
     return tmp_path_factory.mktemp("onnx")
 
 
-def test_int8_scores_match_pytorch_and_the_graph_is_built_once(built):
+@pytest.mark.parametrize("recipe", ["dynamic", "static"])
+def test_int8_scores_match_pytorch_and_the_graph_is_built_once(built, recipe):
     torch_model = RelevanceModel("", embedding_weight=0.0)
-    onnx_model = RelevanceModel("", embedding_weight=0.0, onnx_dir=built)
+    onnx_model = RelevanceModel("", embedding_weight=0.0, onnx_dir=built, onnx_recipe=recipe)
     expected = torch_model.cross_pairs(PAIRS)
     got = onnx_model.cross_pairs(PAIRS)
     assert np.abs(got - expected).max() < 0.05
     assert np.argmax(got[:2]) == np.argmax(expected[:2]) == 0
-    graphs = list(built.glob("*-int8.onnx"))
-    assert len(graphs) == 1
-    stamp = graphs[0].stat().st_mtime_ns
-    again = RelevanceModel("", embedding_weight=0.0, onnx_dir=built)  # another process would load it
+    graphs = set(built.glob("*-int8.onnx"))
+    stamps = {g: g.stat().st_mtime_ns for g in graphs}
+    again = RelevanceModel("", embedding_weight=0.0, onnx_dir=built, onnx_recipe=recipe)  # another process
     assert np.array_equal(again.cross_pairs(PAIRS), got)
-    assert graphs[0].stat().st_mtime_ns == stamp
+    assert {g: g.stat().st_mtime_ns for g in built.glob("*-int8.onnx")} == stamps
 
 
-def test_a_pairs_int8_score_has_the_same_bits_alone_and_in_any_batch(built):
+def test_a_pairs_score_does_not_depend_on_the_pairs_scored_beside_it(built):
+    """Dynamic int8 scales activations over its whole input, so the runtime scores one pair a run."""
+    model = RelevanceModel("", embedding_weight=0.0, onnx_dir=built)
+    alone = model.cross_pairs(PAIRS[:1])
+    long_text = "The boiling point of liquid nitrogen is minus 196 degrees Celsius at sea level. " * 6
+    crowded = model.cross_pairs(PAIRS[:1] + [("Who won the 1998 football world cup?", long_text)] * 5)
+    assert crowded[0] == alone[0]
+
+
+def test_a_pairs_static_int8_score_has_the_same_bits_alone_and_in_any_batch(built):
     """Questions in flight together share the judge's runs; an answer must not change with its companions. Static
     int8 fixes every scale at calibration, so a pair's logit is the same alone, beside long or short pairs, at any
     place in a run, and in a run longer than one pass (``BATCH``)."""
-    model = RelevanceModel("", embedding_weight=0.0, onnx_dir=built)
+    model = RelevanceModel("", embedding_weight=0.0, onnx_dir=built, onnx_recipe="static")
     alone = np.concatenate([model.cross_pairs([p]) for p in PAIRS])
     long_text = "The boiling point of liquid nitrogen is minus 196 degrees Celsius at sea level. " * 6
     crowded = model.cross_pairs(PAIRS[:1] + [("Who won the 1998 football world cup?", long_text)] * 5)
@@ -66,15 +74,6 @@ def test_a_pairs_int8_score_has_the_same_bits_alone_and_in_any_batch(built):
     assert np.array_equal(many[35:35 + len(PAIRS)], alone)
 
 
-@pytest.fixture
-def small_calibration(tmp_path, monkeypatch):
-    """Eight calibration pairs instead of the shipped 160: these tests build several graphs."""
-    pairs = json.loads(onnx_runtime.CALIBRATION.read_text())["pairs"][:8]
-    path = tmp_path / "calibration.json"
-    path.write_text(json.dumps({"pairs": pairs}))
-    monkeypatch.setattr(onnx_runtime, "CALIBRATION", path)
-
-
 def _shifted(encoder, by: float):
     """The same model with other weights (its head's bias moved by ``by``) under the same name."""
     import torch
@@ -85,7 +84,7 @@ def _shifted(encoder, by: float):
     return other
 
 
-def test_a_graph_of_other_weights_or_libraries_is_never_loaded(tmp_path, small_calibration, monkeypatch):
+def test_a_graph_of_other_weights_or_libraries_is_never_loaded(tmp_path, monkeypatch):
     """The cache is keyed by the weights' hash and the library versions, not by the model's name: after the weights
     change under the same name, or an onnxruntime upgrade, the graph is built again (issue 54 item 8)."""
     encoder = RelevanceModel("", embedding_weight=0.0)._encoder
@@ -103,7 +102,7 @@ def test_a_graph_of_other_weights_or_libraries_is_never_loaded(tmp_path, small_c
     assert len(list(folder.glob("*-int8.onnx"))) == 3
 
 
-def test_a_changed_graph_is_rebuilt_never_used(tmp_path, small_calibration, caplog):
+def test_a_changed_graph_is_rebuilt_never_used(tmp_path, caplog):
     """A graph whose bytes are not the ones recorded when it was built (another model's graph put in its place, a
     truncated file) is built again from the weights; its scores are the model's."""
     encoder = RelevanceModel("", embedding_weight=0.0)._encoder
