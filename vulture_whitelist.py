@@ -74,3 +74,4 @@ _.max_seq_length  # training/embedder.py, sentence-transformers reads it: the tr
 threshold_ceiling       # training/train.py: read by scripts/relevance_ranking.py
 KINDS                   # core/slots.py: tests/core/test_slots.py checks the record model's AskedSlot against it
 _.intra_op_num_threads, _.inter_op_num_threads  # relevance/onnx_runtime.py: read by onnxruntime's SessionOptions
+get_next                                                                   # relevance/onnx_runtime.py: called by onnxruntime's calibrator

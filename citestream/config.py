@@ -68,9 +68,11 @@ class Settings(BaseSettings):
     relevance_embedding_weight: float = Field(
         0.3, ge=0, le=1, description="Share of the relevance embedder's cosine in the relevance score, beside the "
                                      "judge's (1: the cosine alone, the judge never runs; 0: the judge alone)")
-    judge_runtime: Literal["onnx-int8", "torch"] = Field(
+    judge_runtime: Literal["onnx-int8", "onnx-int8-static", "torch"] = Field(
         "onnx-int8", description="How the cross-encoder runs: onnx-int8 (ONNX Runtime, linear layers in int8, built "
-                                 "once into <state_dir>/models/onnx/; half the CPU) | torch (PyTorch fp32)")
+                                 "once into <state_dir>/models/onnx/; half the CPU; one pair a run) | "
+                                 "onnx-int8-static (activation scales calibrated once: pairs of several questions "
+                                 "share a run with the same scores; ~30 % dearer a pair) | torch (PyTorch fp32)")
     relevance_embedder: str = Field(
         "", description="Folder of the relevance blend's embedding model (`citestream scorer embedder --out`); "
                         "empty: the one the package ships")

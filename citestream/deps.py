@@ -157,6 +157,22 @@ class Deps:
         _ = self.sealer, self.embedder, self.tokens, self.relevance, self.claim_relevance, self.llm
         self.chunks.index_version()
         warm_retrieval(self.search, self.policy.retrieval)
+        self.warm_passes()
+
+    def warm_passes(self) -> None:
+        """One pass of every model a question reaches, before the first question: the judge's int8 graph is built or
+        verified here (seconds when the weights are new), the corpus lexicon the reading needs is read, and each
+        runtime's first-call allocations are paid. Without it a fresh worker's first answer took 11 s (issue 53)."""
+        question = "How many days does the agency have to decide whether to file an application?"
+        texts = ["The agency has 60 days after it receives an application to decide whether to file it."]
+        try:
+            self.reader.read(question)
+            self.embedder.embed([question])
+            self.relevance.score(question, texts)
+            self.claim_relevance.score(question, texts)
+        except Exception as exc:  # noqa: BLE001 - a warm-up: the first question pays instead
+            log.warning("warm-up pass failed (%s: %s); the first question loads what it needs", type(exc).__name__,
+                        exc)
 
 
 _DEPS: Deps | None = None

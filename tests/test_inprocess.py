@@ -43,6 +43,19 @@ def test_warm_builds_what_the_first_question_would_wait_for(settings, smoke_inge
     assert len(lexicon._cache) == 1
 
 
+def test_warm_runs_the_judge_before_the_first_question(settings, smoke_ingested):
+    """A worker says it is ready only after the judge's int8 graph is built (or verified) and run once: a fresh
+    worker's first answer took 11 s when the first question paid for it (issue 53)."""
+    from citestream.relevance import scorer
+
+    scorer.get_relevance_model.cache_clear()  # a fresh process' model: no runtime yet
+    deps = Deps(settings)
+    deps.warm()
+    if settings.judge_runtime == "onnx-int8":
+        assert deps.relevance._runtime  # made, not False (the fallback)
+    assert deps.relevance._cache  # the warm-up pair went through the model
+
+
 def test_a_question_whose_premise_the_documents_contradict_is_refused_naming_it(settings, smoke_ingested):
     """On the real model and Postgres: the premise is checked like a claim before any answer."""
     deps = Deps(settings)

@@ -1,22 +1,35 @@
-"""The cross-encoder run by ONNX Runtime with its linear layers in int8: half the CPU of the same model in PyTorch.
+"""The cross-encoder run by ONNX Runtime with its linear layers in int8: about half the CPU of PyTorch fp32.
 
 Why: the judge reads every (question, unit) pair it scores at question time (nothing about a pair can be computed
-at ingest), so its forward pass is most of a question's CPU. Measured here (MiniLM-L6, 2 threads, pairs of
-~100 tokens): PyTorch fp32 16.8 ms a pair, ONNX fp32 15.5, ONNX int8 with per-channel weights 7.8; the int8
-probabilities differ from fp32 by at most 0.01 (docs/experiments/2026-11-27-judge.md measures the outcomes).
+at ingest), so its forward pass is most of a question's CPU. Two recipes (``CITESTREAM_JUDGE_RUNTIME``):
 
-The int8 graph is made from the loaded model the first time a process needs it and kept in the state folder under
-a name derived from the weights (``<state>/models/onnx/<key>.onnx``): later processes load it. A failure to build
-or load it falls back to PyTorch, with a warning: the scores are the model's either way.
+* **dynamic** (``onnx-int8``, the default): each activation's scale is taken from its input, so the runtime scores
+  one pair a run (in a batch a pair's score would move with its companions, 0.01 measured). ~19 ms a pair.
+* **static** (``onnx-int8-static``): every activation's scale is calibrated once, on dev pairs of the written
+  supervision (``data/judge_calibration.json``, ``scripts/judge_calibration_pairs.py``), and stored in the graph;
+  integer products are exact and everything else works per row, so pairs of several questions share a run and
+  each gets the bits it gets alone (tested). Each layer's feed-forward output stays fp32 (GELU's long tail does
+  not fit one fixed scale: in int8 the probabilities moved by 0.11 on average), so a pair costs ~25 ms in runs of
+  32: batch-safe, but dearer than dynamic (docs/experiments/2026-11-29-speed.md).
+
+The graph is built from the loaded model the first time a process needs it (a worker builds it before it says it is
+ready, ``Deps.warm``) and kept in the state folder under a key of everything it is made from: the weights' SHA-256,
+the versions of torch, transformers, onnx and onnxruntime, the recipe and its calibration pairs. A manifest beside
+it records the graph's own SHA-256, checked on the bytes that are loaded: a graph of other weights is never found
+under this key, and a changed or truncated file is rebuilt, never used. A failure to build or load falls back to
+PyTorch, with a warning: the scores are the model's either way.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
+import re
 import tempfile
 import threading
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -24,63 +37,173 @@ import numpy as np
 log = logging.getLogger("citestream.relevance")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _build_lock = threading.Lock()
+RECIPES = {
+    "dynamic": "dynamic-int8-v1: per-channel int8 weights, activations scaled per run; one pair a run",
+    "static": "static-int8-v1: QDQ, per-channel int8 weights, uint8 activations by min-max, FFN output in fp32",
+}
+CALIBRATION = Path(__file__).resolve().parents[1] / "data" / "judge_calibration.json"
+KEEP_FP32 = re.compile(r"layer\.\d+/output/dense/MatMul$")
+"""The nodes left in fp32: each layer's feed-forward output (its input is GELU's long tail)."""
+BATCH = 32
+"""Pairs per run of the static graph: length-sorted by the caller, so a run pads little. The dynamic graph runs one
+pair a run (its scales are taken over the whole input: in a batch a pair's score would move with its companions)."""
+LIBRARIES = ("torch", "transformers", "onnx", "onnxruntime")
 
 
-def _export(model, tokenizer, path: Path) -> None:
-    """fp32 ONNX of ``model`` with dynamic batch and length, then dynamic int8 quantization per channel."""
+def weights_digest(model) -> str:
+    """SHA-256 of every parameter and buffer of ``model``, by name: what the graph computes with."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(str(tensor.dtype).encode())
+        digest.update(str(tuple(tensor.shape)).encode())
+        digest.update(tensor.detach().contiguous().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def library_versions() -> dict[str, str]:
+    """The installed versions of what exports, quantises and runs the graph."""
+    versions = {}
+    for library in LIBRARIES:
+        try:
+            versions[library] = metadata.version(library)
+        except metadata.PackageNotFoundError:
+            versions[library] = "absent"
+    return versions
+
+
+def graph_key(model, name: str, recipe: str) -> dict:
+    """Everything the graph's bits depend on; its hash names the file."""
+    versions = library_versions()
+    calibration = hashlib.sha256(CALIBRATION.read_bytes()).hexdigest()
+    return {"name": name, "weights": weights_digest(model), "versions": versions,
+            "recipe": RECIPES[recipe], "calibration": calibration if recipe == "static" else ""}
+
+
+def calibration_pairs() -> list[tuple[str, str]]:
+    pairs = json.loads(CALIBRATION.read_text())["pairs"]
+    return [(str(q), str(t)) for q, t in pairs]
+
+
+def _export(model, tokenizer, path: Path, max_length: int, recipe: str) -> None:
+    """fp32 ONNX of ``model`` with dynamic batch and length, then int8: dynamic, or static calibrated on the dev
+    pairs."""
+    import onnx
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_dynamic, quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     sample = tokenizer(["a question"], ["a sentence of a document"], return_tensors="pt")
+    names = [n for n in _INPUTS if n in sample]
+
+    class Pairs(CalibrationDataReader):
+        def __init__(self):
+            self._pairs = iter(calibration_pairs())
+
+        def get_next(self):
+            pair = next(self._pairs, None)
+            if pair is None:
+                return None
+            enc = tokenizer([pair[0]], [pair[1]], truncation=True, max_length=max_length, return_tensors="np")
+            return {n: enc[n].astype(np.int64) for n in names}
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        fp32 = Path(tmp) / "fp32.onnx"
-        names = [n for n in _INPUTS if n in sample]
+        fp32, prepared = Path(tmp) / "fp32.onnx", Path(tmp) / "prepared.onnx"
         with torch.no_grad():
             torch.onnx.export(model, tuple(sample[n] for n in names), str(fp32), input_names=names,
                               output_names=["logits"], opset_version=17, dynamo=False,
                               dynamic_axes={**{n: {0: "batch", 1: "length"} for n in names}, "logits": {0: "batch"}})
         partial = Path(tmp) / "int8.onnx"
-        quantize_dynamic(str(fp32), str(partial), weight_type=QuantType.QInt8, per_channel=True)
+        if recipe == "dynamic":
+            quantize_dynamic(str(fp32), str(partial), weight_type=QuantType.QInt8, per_channel=True)
+            os.replace(partial, path)
+            return
+        quant_pre_process(str(fp32), str(prepared), skip_symbolic_shape=True)
+        keep = [n.name for n in onnx.load(str(prepared)).graph.node if KEEP_FP32.search(n.name)]
+        quantize_static(str(prepared), str(partial), Pairs(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8,
+                        calibrate_method=CalibrationMethod.MinMax, op_types_to_quantize=["MatMul", "Gemm"],
+                        nodes_to_exclude=keep, extra_options={"WeightSymmetric": True, "ActivationSymmetric": False})
         os.replace(partial, path)  # atomic: another process sees the whole file or none
 
 
-class OnnxCrossEncoder:
-    """``logits(pairs)`` of a Hugging Face sequence classifier, computed by ONNX Runtime in int8."""
+def _manifest_path(graph: Path) -> Path:
+    return graph.with_suffix(".json")
 
-    def __init__(self, model, tokenizer, key: str, folder: Path, threads: int, max_length: int):
+
+def verified_graph(graph: Path, key: dict) -> bytes | None:
+    """The graph's bytes when its manifest names this key and its digest matches them; None otherwise."""
+    try:
+        manifest = json.loads(_manifest_path(graph).read_text())
+        data = graph.read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("key") != key:
+        return None
+    if manifest.get("sha256") != hashlib.sha256(data).hexdigest():
+        log.warning("the judge's ONNX graph %s does not match its recorded digest; rebuilding it", graph.name)
+        return None
+    return data
+
+
+def built_graph(model, tokenizer, name: str, folder: Path, max_length: int, recipe: str) -> bytes:
+    """The verified int8 graph of ``model``: loaded when its key and digest match, built (and recorded) otherwise."""
+    key = graph_key(model, name, recipe)
+    stem = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+    graph = folder / f"{stem}-int8.onnx"
+    with _build_lock:
+        data = verified_graph(graph, key)
+        if data is None:
+            _export(model, tokenizer, graph, max_length, recipe)
+            data = graph.read_bytes()
+            manifest = {"key": key, "sha256": hashlib.sha256(data).hexdigest()}
+            partial = graph.with_suffix(".json.partial")
+            partial.write_text(json.dumps(manifest, indent=1))
+            os.replace(partial, _manifest_path(graph))
+    return data
+
+
+class OnnxCrossEncoder:
+    """``logits(pairs)`` of a Hugging Face sequence classifier, computed by ONNX Runtime in int8 (``recipe``:
+    "dynamic" or "static")."""
+
+    def __init__(self, model, tokenizer, name: str, folder: Path, threads: int, max_length: int,
+                 recipe: str = "dynamic"):
         import onnxruntime as ort
 
+        if recipe not in RECIPES:
+            raise ValueError(f"no int8 recipe {recipe!r}: one of {sorted(RECIPES)}")
         self.tokenizer, self.max_length = tokenizer, max_length
-        path = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}-int8.onnx"
-        with _build_lock:
-            if not path.is_file():
-                _export(model, tokenizer, path)
+        self.batch = BATCH if recipe == "static" else 1
+        data = built_graph(model, tokenizer, name, folder, max_length, recipe)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
-        self.path = path
 
     def logits(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        """One pair a run. Dynamic int8 quantises each activation with a scale taken over the whole input, so in a
-        batch a pair's score would move with its companions (0.01 measured): alone, a question's answer does not
-        depend on what else is in flight, and a pair costs no more CPU than in a batch of 64 (no padding)."""
+        """Static: runs of ``BATCH`` pairs, padded to the longest of the run; a pair's logit has the same bits in
+        any run (fixed scales, exact integer products, row-wise everything else; padding is masked out). Dynamic: one
+        pair a run, so its scales are its own."""
         out = []
-        for question, text in pairs:
-            enc = self.tokenizer([question], [text], truncation=True, max_length=self.max_length,
-                                 return_tensors="np")
+        for start in range(0, len(pairs), self.batch):
+            run = pairs[start:start + self.batch]
+            enc = self.tokenizer([q for q, _ in run], [t for _, t in run], truncation=True, padding=True,
+                                 max_length=self.max_length, return_tensors="np")
             feeds = {k: v.astype(np.int64) for k, v in enc.items() if k in self.inputs}
             out.append(self.session.run(None, feeds)[0].reshape(-1))
         return np.concatenate(out).astype(np.float64) if out else np.zeros(0)
 
 
-def onnx_encoder(encoder, key: str, folder: Path, threads: int, max_length: int) -> OnnxCrossEncoder | None:
+def onnx_encoder(encoder, key: str, folder: Path, threads: int, max_length: int,
+                 recipe: str = "dynamic") -> OnnxCrossEncoder | None:
     """The int8 runtime for a loaded sentence-transformers ``CrossEncoder``; None (PyTorch stays) when ONNX Runtime
     is missing or the graph cannot be built or loaded."""
     try:
-        return OnnxCrossEncoder(encoder.model, encoder.tokenizer, key, folder, threads, max_length)
+        return OnnxCrossEncoder(encoder.model, encoder.tokenizer, key, folder, threads, max_length, recipe)
     except Exception as exc:  # noqa: BLE001 - an optimisation: PyTorch computes the same scores
         log.warning("ONNX Runtime unavailable for the judge (%s: %s); scoring with PyTorch", type(exc).__name__, exc)
         return None

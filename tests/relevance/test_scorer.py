@@ -244,3 +244,23 @@ def test_the_same_model_scores_the_same_bits_whatever_thread_count_the_process_w
     finally:
         torch.set_num_threads(left_at)
     assert all(np.array_equal(scores[0], other) for other in scores[1:])
+
+
+def test_the_judge_reads_the_rest_of_the_shortlist_only_when_the_first_four_leave_the_answer_open():
+    """The shortlist's best four by cosine are read first; the other four only when none of them scores
+    READ_MORE_BELOW or more: a clear answer does not pay for pairs that cannot change it (issue 53 item 4)."""
+    from citestream.relevance import scorer
+
+    texts = [ANSWER, "The NDA must include the proposed labeling for the drug.", "Fees are paid in advance.",
+             "An NDA is reviewed by the agency.", "The applicant files the NDA.", "Labeling is reviewed.",
+             "The boiling point of liquid nitrogen is minus 196 degrees Celsius.", "Paris is in France."]
+    model = RelevanceModel("", embedding_weight=0.3, cross_k=8)
+    read: list[int] = []
+    pairs = model.cross_pairs
+    model.cross_pairs = lambda p: (read.append(len(p)), pairs(p))[1]
+    clear = model.model_scores(QUESTION, texts)
+    assert read == [scorer.FIRST_K, 0] and clear.max() >= scorer.READ_MORE_BELOW
+    read.clear()
+    model.model_scores("Who won the 1998 football world cup?", texts)
+    assert read == [scorer.FIRST_K, len(texts) - scorer.FIRST_K]
+
