@@ -107,10 +107,11 @@ class RelevancePolicy:
     high_confidence: float = 0.91   # an answer is labelled High when its best sentence scores this (0.85 before)
     high_margin: float = 0.10       # ... and no passage it does not cite scores within this of it (else Medium)
 
-    def threshold_for(self, slot: str) -> float:
-        """The score an answer sentence needs: lower when the question asks for a value, since a sentence must also
-        hold a value of that kind (``core.slots.fills``) to answer it."""
-        return self.value_answer_threshold if slot in VALUE_SLOTS else self.answer_threshold
+    def threshold_for(self, slots: tuple[str, ...]) -> float:
+        """The score an answer sentence needs: lower when the question asks for one value (a time, a number), since
+        a sentence must also hold a value of that kind (``core.slots.fills``); a coordinated question's parts
+        (more than one slot) need the ordinary threshold."""
+        return self.value_answer_threshold if len(slots) == 1 and slots[0] in VALUE_SLOTS else self.answer_threshold
 
     def __post_init__(self) -> None:
         if not 0 <= self.fact_floor <= 1 or not 0 <= self.backstop <= 1 or not 0 < self.answer_threshold <= 1:

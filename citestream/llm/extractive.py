@@ -147,7 +147,7 @@ class ExtractiveBackend:
         if not candidates:
             return []
         best = max(c.score for c in candidates)
-        threshold = self.policy.threshold_for(slot if len(slots) == 1 else "open")  # every part must hold its value
+        threshold = self.policy.threshold_for(slots)
         if below_answer_threshold(best, threshold):
             return []
         floor = max(threshold, self.policy.keep_ratio * best)

@@ -67,7 +67,7 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
     asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
     slot = record.reading.slot if record.reading else "open"
     slots = part_slots(asked) if record.reading else (slot,)  # each part's ("which tests, and how often")
-    threshold = policy.relevance.threshold_for(slot if len(slots) == 1 else "open")
+    threshold = policy.relevance.threshold_for(slots)
 
     def failed(failure_reason: str, dropped=()) -> ValidatedAnswer:
         return refused_answer(common, record.generation_status, policy.refusal_text, "FAILED", failure_reason, dropped)
