@@ -46,18 +46,32 @@ def curve(items: Sequence[ItemResult], bins: int = 10) -> list[tuple[float, floa
     return out
 
 
+def wilson_lower(right: int, n: int, z: float) -> float:
+    """The Wilson score interval's lower end for ``right`` of ``n``: how low the share right may be on new items
+    and still have given this sample (z = 1.28: one-sided 90 %)."""
+    if n == 0:
+        return 0.0
+    p = right / n
+    centre = p + z * z / (2 * n)
+    spread = z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5
+    return (centre - spread) / (1 + z * z / n)
+
+
 def choose_high(scored: Sequence[tuple[float, float | None, bool]], answerable: int, precision: float = 0.9,
-                min_answers: int = 15) -> tuple[float, float, int, int] | None:
+                min_answers: int = 15, z: float = 1.28) -> tuple[float, float, int, int] | None:
     """The High rule chosen on dev: over (best score, runner-up score, right) of the answered items, the threshold
-    and margin (``RelevancePolicy.high_confidence``, ``high_margin``) whose High answers are right at least
-    ``precision`` of the time, at least ``min_answers`` of them, covering the most answerable questions. Returns
-    (threshold, margin, answers, right), or None when no rule keeps the promise."""
+    and margin (``RelevancePolicy.high_confidence``, ``high_margin``) covering the most answerable questions whose
+    High answers are right at least ``precision`` of the time by the Wilson lower bound at ``z``, not by the share
+    seen (a rule picked as the best of a grid on dev is the luckiest on dev: 41 of 45 there was 56 of 66 on unseen
+    documents). At least ``min_answers`` High answers. Returns (threshold, margin, answers, right), or None when no
+    rule keeps the promise."""
     best = None
     for t in (x / 100 for x in range(50, 100)):
         for m in (x / 100 for x in range(0, 50, 5)):
             high = [ok for s, other, ok in scored if s >= t and (other is None or s - other >= m)]
             right = sum(high)
-            if len(high) >= min_answers and right >= precision * len(high) and (best is None or right > best[3]):
+            if (len(high) >= min_answers and wilson_lower(right, len(high), z) >= precision
+                    and (best is None or right > best[3])):
                 best = (t, m, len(high), right)
     return best if answerable else None
 

@@ -31,10 +31,14 @@ ANTONYM_ROOTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
 ASYMMETRY_CUES = ("over", "than", "versus", "vs", "instead", "rather", "compared", "relative", "replac")
 
 
+def _normalized(text: str) -> list[str]:
+    return [normalize(t) for t in tokens(text)]
+
+
 def negated(text: str) -> bool:
     """Odd number of negation cues: the sentence asserts the opposite of its bare content. "Whether or not" offers
     an alternative, it negates nothing."""
-    words = [normalize(t) for t in tokens(text)]
+    words = _normalized(text)
     return sum(w in NEGATIONS and not (w == "not" and words[i - 1:i] == ["or"]) for i, w in enumerate(words)) % 2 == 1
 
 
@@ -56,8 +60,7 @@ def _has_root(words: list[str], roots: tuple[str, ...]) -> bool:
 
 
 def direction_conflict(claim: str, evidence: str) -> str | None:
-    cw = [normalize(t) for t in tokens(claim)]
-    ew = [normalize(t) for t in tokens(evidence)]
+    cw, ew = _normalized(claim), _normalized(evidence)
     for left, right in ANTONYM_ROOTS:
         for mine, other in ((left, right), (right, left)):
             if _has_root(cw, mine) and not _has_root(cw, other) and _has_root(ew, other) and not _has_root(ew, mine):
@@ -66,7 +69,7 @@ def direction_conflict(claim: str, evidence: str) -> str | None:
 
 
 def _split_at_cue(text: str) -> tuple[str, list[str], list[str]] | None:
-    words = [normalize(t) for t in tokens(text)]
+    words = _normalized(text)
     for i, w in enumerate(words):
         for cue in ASYMMETRY_CUES:
             if w.startswith(cue) and (cue != "over" or w == "over"):
@@ -104,15 +107,13 @@ _RESTRICTOR_WORDS = _ONLY | _UNIVERSAL | _PARTIAL | _INSIDE | _OUTSIDE
 _OPPOSITE_BOUNDS = {"le": ("ge", "gt"), "lt": ("ge", "gt"), "ge": ("le", "lt"), "gt": ("le", "lt")}
 
 
-def _words_of(text: str) -> set[str]:
-    words = [normalize(t) for t in tokens(text)]
+def _word_set(words: list[str]) -> set[str]:
     out_of = any(a == "out" and b == "of" for a, b in pairwise(words))
     return set(words) | ({"outside"} if out_of else set())
 
 
-def _restricts(claim: str) -> bool:
+def _restricts(words: list[str]) -> bool:
     """'only' restricts what the claim is about, not a relative clause's verb ("a system that only manages")."""
-    words = [normalize(t) for t in tokens(claim)]
     return any(w in _ONLY and (i == 0 or words[i - 1] not in ("that", "which", "who")) for i, w in enumerate(words))
 
 
@@ -123,10 +124,11 @@ def restrictor_conflict(claim: str, evidence: str) -> str | None:
     claim holds (a claim without a restrictor or a bound costs a look at the claim alone)."""
     from .numbers import quantities
 
-    cw = _words_of(claim)
+    claim_words = _normalized(claim)
+    cw = _word_set(claim_words)
     if cw & _RESTRICTOR_WORDS:
-        ew = _words_of(evidence)
-        if _restricts(claim) and not ew & (_ONLY | _SINGLE):
+        ew = _word_set(_normalized(evidence))
+        if _restricts(claim_words) and not ew & (_ONLY | _SINGLE):
             return "the claim restricts with 'only' where the evidence does not"
         for mine, other in ((_UNIVERSAL, _PARTIAL), (_PARTIAL, _UNIVERSAL), (_INSIDE, _OUTSIDE), (_OUTSIDE, _INSIDE)):
             if cw & mine and not cw & other and ew & other and not ew & mine:

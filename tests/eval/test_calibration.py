@@ -1,6 +1,6 @@
 """How often each confidence label was right, the calibration curve and its PNG, from scored items."""
 
-from citestream.eval.calibration import choose_high, curve, label_table, plot_calibration
+from citestream.eval.calibration import choose_high, curve, label_table, plot_calibration, wilson_lower
 from citestream.eval.score import ItemResult
 
 
@@ -27,8 +27,16 @@ def test_the_curve_bins_answers_by_score_and_the_threshold_keeps_its_promise():
     bins = {round(lo, 1): (n, share) for lo, _, n, share in curve(ITEMS) if n}
     assert bins[0.9] == (3, 2 / 3) and bins[0.4] == (1, 0.0)
     scored = [(0.95, 0.2, True), (0.93, None, True), (0.92, 0.9, False), (0.6, None, True), (0.5, None, False)]
-    assert choose_high(scored, 6, precision=1.0, min_answers=2) == (0.51, 0.05, 3, 3)  # the close runner-up is out
-    assert choose_high(scored, 6, precision=1.01, min_answers=1) is None
+    assert choose_high(scored, 6, precision=1.0, min_answers=2, z=0) == (0.51, 0.05, 3, 3)  # close runner-up out
+    assert choose_high(scored, 6, precision=1.01, min_answers=1, z=0) is None
+
+
+def test_high_is_chosen_by_the_lower_bound_not_by_the_share_seen():
+    assert wilson_lower(41, 45, 0) == 41 / 45 and 0.84 < wilson_lower(41, 45, 1.28) < 0.87
+    assert wilson_lower(95, 100, 1.28) > wilson_lower(19, 20, 1.28)  # the same share, more evidence
+    lucky = [(0.95, None, True)] * 19 + [(0.95, None, False)]  # 19 of 20: 0.95 seen, 0.85 at one-sided 90 %
+    assert choose_high(lucky, 20, min_answers=15, z=0) is not None
+    assert choose_high(lucky, 20, min_answers=15) is None
 
 
 def test_the_calibration_plot_is_a_png(tmp_path):
