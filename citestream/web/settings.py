@@ -32,7 +32,7 @@ class WebSettings(BaseSettings):
     timeline_window: int = Field(
         2000, ge=10, description="A request timeline reads at most this many latest records per partition")
     upload_max_mb: float = Field(50.0, gt=0, description="Largest PDF the upload accepts")
-    # What one client (one peer address) may make the page do (web/budgets.py; docs/web.md, "Limits")
+    # What one client (one peer address) may make the page do (web/budgets.py; docs/security.md, "9. The page's limits")
     requests_per_minute: int = Field(
         240, ge=1, description="API requests one client may make a minute (a quarter of them at once); more get 429")
     writes_per_minute: int = Field(
