@@ -65,6 +65,8 @@ def choose_high(scored: Sequence[tuple[float, float | None, bool]], answerable: 
     seen (a rule picked as the best of a grid on dev is the luckiest on dev: 41 of 45 there was 56 of 66 on unseen
     documents). At least ``min_answers`` High answers. Returns (threshold, margin, answers, right), or None when no
     rule keeps the promise."""
+    if not answerable:
+        return None
     best = None
     for t in (x / 100 for x in range(50, 100)):
         for m in (x / 100 for x in range(0, 50, 5)):
@@ -73,7 +75,7 @@ def choose_high(scored: Sequence[tuple[float, float | None, bool]], answerable: 
             if (len(high) >= min_answers and wilson_lower(right, len(high), z) >= precision
                     and (best is None or right > best[3])):
                 best = (t, m, len(high), right)
-    return best if answerable else None
+    return best
 
 
 def plot_calibration(name: str, items: Sequence[ItemResult], path: Path, thresholds: dict[str, float]) -> Path:

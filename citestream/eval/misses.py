@@ -81,6 +81,12 @@ def _answering_unit(item: GoldenItem, blocks) -> str:
     return ""
 
 
+def _holds_answer(item: GoldenItem, facts) -> bool:
+    """A fact of the record on an expected page holds an answer phrase."""
+    return any((f.pdf, f.page) in item.expected_pages and contains_phrase(f.quote, item.must_contain_any)
+               for f in (facts.facts if facts else []))
+
+
 def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=None,
              open_facts=None) -> Miss | None:
     """The one class of a miss (None when the item passed), from the records its question left. ``chunk_holds``
@@ -100,12 +106,9 @@ def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=
     text = prompt.prompt.prompt_text if prompt is not None else ""
     blocks = parse_prompt(text)[0] if text else []
     unit = _answering_unit(item, blocks)
-    in_facts = any((f.pdf, f.page) in item.expected_pages and contains_phrase(f.quote, item.must_contain_any)
-                   for f in (facts.facts if facts else []))
+    in_facts = _holds_answer(item, facts)
     code = answer.refusal_code if answer else None
-    held_back = code in GATE_CODES and open_facts is not None and answer is not None and any(
-        (f.pdf, f.page) in item.expected_pages and contains_phrase(f.quote, item.must_contain_any)
-        for f in open_facts.facts)
+    held_back = code in GATE_CODES and _holds_answer(item, open_facts)
     if held_back and answer is not None and answer.status != "answered":
         return Miss(**base, cls="gate", detail=f"{code}; retrieved, held back by the gate", answering_unit=unit)
     if not unit and not in_facts:
@@ -116,7 +119,6 @@ def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=
         return Miss(**base, cls="retrieval",
                     detail="its page retrieved, not its chunk" if page_in_facts else "its page not retrieved")
     if answer is None or answer.status != "answered":
-        code = answer.refusal_code if answer else None
         if code in GATE_CODES and in_facts:
             return Miss(**base, cls="gate", detail=code or "", answering_unit=unit)
         if unit:
@@ -146,6 +148,8 @@ def _chunk_holds(engine, item: GoldenItem) -> bool:
 
 def run(items: list[GoldenItem], deps) -> list[tuple]:
     """Every item through the question path in-process, keeping the facts, the prompt and the answer."""
+    from dataclasses import replace
+
     from pydantic import BaseModel
 
     from ..flow import QUESTION_PATH
@@ -153,8 +157,6 @@ def run(items: list[GoldenItem], deps) -> list[tuple]:
     from ..models import ValidatedAnswer
     from .run import questions_for
     from .score import fetch_chunk_texts, score_item
-
-    from dataclasses import replace
 
     out = []
     questions = questions_for(items)
@@ -175,16 +177,6 @@ def run(items: list[GoldenItem], deps) -> list[tuple]:
             open_facts = run_steps(question, QUESTION_PATH[:1], open_deps)
         out.append((item, kept.get("retrieve"), kept.get("assemble"), answer, outcome, open_facts))
     return out
-
-
-def block_scores(prompt, cited: set[str]) -> dict[str, float | None]:
-    """The best carried score of a unit in an evidence block the answer does not cite (the runner-up the
-    confidence label reads: ``qa.validate.runner_up``)."""
-    from ..qa.validate.stage import runner_up
-
-    if prompt is None:
-        return {"runner_up": None}
-    return {"runner_up": runner_up(prompt.sentence_scores, prompt.answer_bundle, cited)}
 
 
 def table(misses: list[Miss], totals: dict[str, int]) -> str:
@@ -219,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         print("refusing to read a held-out test split item by item", file=sys.stderr)
         return 2
     from ..deps import get_deps
+    from ..qa.validate.stage import runner_up
 
     deps = get_deps()
     misses, totals, rows = [], {}, []
@@ -231,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
                          "kind": item.style or item.perturbation or item.kind,
                          "confidence": answer.confidence if answer else None,
                          "best": max((s.relevance or 0.0 for s in answer.sentences), default=None) if answer else None,
-                         **block_scores(prompt, {s.chunk_id for s in answer.sentences} if answer else set())})
+                         "runner_up": None if prompt is None else runner_up(  # what the confidence label reads
+                             prompt.sentence_scores, prompt.answer_bundle,
+                             {s.chunk_id for s in answer.sentences} if answer else set())})
             miss = classify(item, facts, prompt, answer, outcome, lambda i: _chunk_holds(deps.engine, i), open_facts)
             if miss is not None:
                 miss.set = name

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from ..core.text_units import normalize
-from .terms import claim_terms, evidence_keys, tokens
+from .terms import claim_terms, evidence_keys, normalized_words
 
 NEGATIONS = frozenset(
     "no not never none neither nor without cannot can't don't doesn't isn't aren't wasn't weren't won't "
@@ -31,14 +30,10 @@ ANTONYM_ROOTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
 ASYMMETRY_CUES = ("over", "than", "versus", "vs", "instead", "rather", "compared", "relative", "replac")
 
 
-def _normalized(text: str) -> list[str]:
-    return [normalize(t) for t in tokens(text)]
-
-
 def negated(text: str) -> bool:
     """Odd number of negation cues: the sentence asserts the opposite of its bare content. "Whether or not" offers
     an alternative, it negates nothing."""
-    words = _normalized(text)
+    words = normalized_words(text)
     return sum(w in NEGATIONS and not (w == "not" and words[i - 1:i] == ["or"]) for i, w in enumerate(words)) % 2 == 1
 
 
@@ -60,7 +55,7 @@ def _has_root(words: list[str], roots: tuple[str, ...]) -> bool:
 
 
 def direction_conflict(claim: str, evidence: str) -> str | None:
-    cw, ew = _normalized(claim), _normalized(evidence)
+    cw, ew = normalized_words(claim), normalized_words(evidence)
     for left, right in ANTONYM_ROOTS:
         for mine, other in ((left, right), (right, left)):
             if _has_root(cw, mine) and not _has_root(cw, other) and _has_root(ew, other) and not _has_root(ew, mine):
@@ -69,7 +64,7 @@ def direction_conflict(claim: str, evidence: str) -> str | None:
 
 
 def _split_at_cue(text: str) -> tuple[str, list[str], list[str]] | None:
-    words = _normalized(text)
+    words = normalized_words(text)
     for i, w in enumerate(words):
         for cue in ASYMMETRY_CUES:
             if w.startswith(cue) and (cue != "over" or w == "over"):
@@ -124,10 +119,10 @@ def restrictor_conflict(claim: str, evidence: str) -> str | None:
     claim holds (a claim without a restrictor or a bound costs a look at the claim alone)."""
     from .numbers import quantities
 
-    claim_words = _normalized(claim)
+    claim_words = normalized_words(claim)
     cw = _word_set(claim_words)
     if cw & _RESTRICTOR_WORDS:
-        ew = _word_set(_normalized(evidence))
+        ew = _word_set(normalized_words(evidence))
         if _restricts(claim_words) and not ew & (_ONLY | _SINGLE):
             return "the claim restricts with 'only' where the evidence does not"
         for mine, other in ((_UNIVERSAL, _PARTIAL), (_PARTIAL, _UNIVERSAL), (_INSIDE, _OUTSIDE), (_OUTSIDE, _INSIDE)):
@@ -139,8 +134,8 @@ def restrictor_conflict(claim: str, evidence: str) -> str | None:
         return None
     found = quantities(evidence)
     for q in bounded:
-        other_side = _OPPOSITE_BOUNDS.get(q.bound or "", ())
-        flipped = [e for e in found if e.value == q.value and e.unit == q.unit and e.bound in other_side]
-        if flipped and not any(e.value == q.value and e.unit == q.unit and e.bound == q.bound for e in found):
+        same = [e for e in found if e.value == q.value and e.unit == q.unit]  # the evidence's mentions of the value
+        flipped = [e for e in same if e.bound in _OPPOSITE_BOUNDS[q.bound or ""]]
+        if flipped and not any(e.bound == q.bound for e in same):
             return f"the claim bounds {q.text!r} from the other side ({flipped[0].text!r})"
     return None

@@ -46,6 +46,11 @@ def tokens(text: str) -> list[str]:
     return [_clean(t) for t in _TOKEN.findall(text)]
 
 
+def normalized_words(text: str) -> list[str]:
+    """The text's tokens, each normalized: what the conflict checks and the term search compare."""
+    return [normalize(t) for t in tokens(text)]
+
+
 def _is_named(token: str, first: bool) -> bool:
     letters = [c for c in token if c.isalpha()]
     if any(c.isdigit() for c in token):
@@ -131,6 +136,6 @@ def term_found(term: Term, keys: list[str], evidence_words: list[str]) -> bool:
 
 def missing_terms(terms: list[Term], evidence: str) -> list[Term]:
     keys = evidence_keys(evidence)
-    ev_words = [normalize(t) for t in tokens(evidence)]
+    ev_words = normalized_words(evidence)
     return [t for t in terms if not term_found(t, keys, ev_words)]
 
