@@ -60,8 +60,11 @@ def ask(page, base: str, question: str, scope: str = "MIXED"):
     page.goto(base + "/")
     page.select_option("#scope", scope)
     page.fill("#question", question)
-    page.press("#question", "Enter")
-    card = page.locator("#answers .card").first
+    # The card appears only once the POST returns its request id: until then ".card >> nth=0" is the previous
+    # question's card (rendered from sessionStorage), so the card is found by the id the server gave.
+    with page.expect_response(lambda r: r.url.endswith("/api/questions") and r.request.method == "POST") as sent:
+        page.press("#question", "Enter")
+    card = page.locator(f'#answers .card[data-rid="{sent.value.json()["request_id"]}"]')
     card.locator(".tags").wait_for(timeout=ANSWER_TIMEOUT_MS)
     return card
 
