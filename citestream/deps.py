@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -45,6 +45,11 @@ class Deps:
     @cached_property
     def policy(self) -> Policy:
         return policy_from_settings(self.settings)
+
+    def without_backstop(self) -> Deps:
+        """These deps with the hard backstop off: what retrieve finds before the gate holds it back (the threshold
+        sweep applies each combination's backstop afterwards; the miss table asks whether a gate hid the answer)."""
+        return self.with_policy(replace(self.policy, relevance=replace(self.policy.relevance, backstop=0.0)))
 
     def with_policy(self, policy: Policy) -> Deps:
         """This process's loaded parts under another policy (the threshold sweep): models, stores and the question

@@ -53,10 +53,11 @@ def evaluate(set_paths: Sequence[Path], through: str, timeout_s: float | None = 
 
 def calibration_plots(report: EvalReport, out: Path) -> list[Path]:
     """One calibration PNG per set: the share right per score bin beside the labels' thresholds."""
-    from ..core.policy import RelevancePolicy
+    from ..config import get_settings
+    from ..deps import policy_from_settings
     from .calibration import plot_calibration
 
-    policy = RelevancePolicy()
+    policy = policy_from_settings(get_settings()).relevance  # the thresholds in force, overrides included
     thresholds = {"High": policy.high_confidence, "Medium": policy.answer_threshold}
     return [plot_calibration(name, s.items, out / f"eval-{report.through}-{name}-calibration.png", thresholds)
             for name, s in report.sets.items()]

@@ -148,8 +148,6 @@ def _chunk_holds(engine, item: GoldenItem) -> bool:
 
 def run(items: list[GoldenItem], deps) -> list[tuple]:
     """Every item through the question path in-process, keeping the facts, the prompt and the answer."""
-    from dataclasses import replace
-
     from pydantic import BaseModel
 
     from ..flow import QUESTION_PATH
@@ -160,8 +158,7 @@ def run(items: list[GoldenItem], deps) -> list[tuple]:
 
     out = []
     questions = questions_for(items)
-    base = deps.policy
-    open_deps = deps.with_policy(replace(base, relevance=replace(base.relevance, backstop=0.0)))
+    open_deps = deps.without_backstop()
     for item in items:
         record: BaseModel = questions[item.id]
         kept: dict[str, BaseModel] = {}
@@ -212,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from ..deps import get_deps
     from ..qa.validate.stage import runner_up
+    from .score import best_relevance
 
     deps = get_deps()
     misses, totals, rows = [], {}, []
@@ -223,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"set": name, "id": item.id, "outcome": outcome, "answerable": item.answerable,
                          "kind": item.style or item.perturbation or item.kind,
                          "confidence": answer.confidence if answer else None,
-                         "best": max((s.relevance or 0.0 for s in answer.sentences), default=None) if answer else None,
+                         "best": best_relevance(answer) if answer else None,
                          "runner_up": None if prompt is None else runner_up(  # what the confidence label reads
                              prompt.sentence_scores, prompt.answer_bundle,
                              {s.chunk_id for s in answer.sentences} if answer else set())})

@@ -63,6 +63,11 @@ class ItemResult(BaseModel):
         return bool(self.hallucinated_sentences)
 
 
+def best_relevance(answer: ValidatedAnswer) -> float | None:
+    """The best answer sentence's judge score (what the confidence label reads); None when no sentence has one."""
+    return max((s.relevance for s in answer.sentences if s.relevance is not None), default=None)
+
+
 def fetch_chunk_texts(engine: Engine, chunk_ids: Sequence[str]) -> dict[str, str]:
     """The stored text of each chunk id that exists."""
     from ..store.tables import chunks
@@ -118,7 +123,7 @@ def score_item(item: GoldenItem, answer: ValidatedAnswer | None, chunk_texts: Ma
         hallucinated_sentences=unsupported_sentences(answer, chunk_texts) if answer.status == "answered" else [],
         fallback_used=answer.fallback_used, failure_reason=answer.failure_reason, refusal_code=answer.refusal_code,
         confidence=answer.confidence,
-        best_relevance=max((s.relevance for s in answer.sentences if s.relevance is not None), default=None),
+        best_relevance=best_relevance(answer),
         answering_sentences=sum(1 for s in answer.sentences
                                 if s.relevance is not None
                                 and s.relevance >= answer.grounding_metrics.get("answer_threshold", 1.0)),

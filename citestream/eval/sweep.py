@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = questions_for(items)  # a fresh tag: no earlier run's ledger rows
     base = deps.policy
     retrieve_step, later_steps = QUESTION_PATH[0], QUESTION_PATH[1:]
-    open_deps = deps.with_policy(replace(base, relevance=replace(base.relevance, backstop=0.0)))
+    open_deps = deps.without_backstop()
     facts = {i.id: cast(FactsRecord, run_steps(questions[i.id], (retrieve_step,), open_deps)) for i in items}
 
     def answer(item_id: str, run: int, grid_deps):
