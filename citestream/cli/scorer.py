@@ -83,6 +83,8 @@ def add_parser(sub) -> None:
     j.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     j.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     j.add_argument("--checkpoint-every", type=int, default=50)
+    j.add_argument("--teacher", help="distil this judge into --layers of its layers, trained on its scores "
+                                     "(issue 53); --base is then the teacher")
     j.set_defaults(fn=cmd_judge)
 
     e = actions.add_parser("embedder", help="tune the embedding model of the relevance blend on mined groups")

