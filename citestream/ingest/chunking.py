@@ -117,7 +117,7 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
             current.append(part)
             size += len(part) + 1
     flush()
-    return _absorb_small(_across_pages(pieces))
+    return _lead_ins_forward(_absorb_small(_across_pages(pieces)))
 
 
 def _trailing_lead_in(current: list[str]) -> str:
@@ -131,8 +131,12 @@ def _trailing_lead_in(current: list[str]) -> str:
             return ""
         current[-1] = head + "."
         return tail
-    if len(current[-1]) >= CHILD_CHARS / 2:
-        return ""
+    if len(current[-1]) >= CHILD_CHARS / 2:  # a long paragraph ending in a lead-in: its last sentence goes
+        head, sep, tail = current[-1].rstrip().rpartition(". ")
+        if not (sep and tail[:1].isupper() and len(tail) < CHILD_CHARS / 4):
+            return ""
+        current[-1] = head + "."
+        return tail
     return current.pop()
 
 
@@ -181,9 +185,40 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
         ending, rest = _sentence_end([piece.text.rsplit("\n", 1)[-1]], nxt.text, _PAGE_CONTINUATION)
         if not ending and piece.text.rstrip().endswith(":"):
             ending, rest = _list_items(nxt.text)
+            if not ending:  # no list marker: the first item is the next page's first sentence
+                found = _FIRST_END.match(nxt.text)
+                if found is not None and len(found.group(0)) <= CHILD_CHARS / 2:
+                    ending, rest = found.group(0), nxt.text[found.end():].strip()
         if ending:
             out[i] = Piece(piece.page, f"{piece.text}\n{ending}", piece.section, piece.kind)
             out[turn] = Piece(nxt.page, rest, nxt.section, nxt.kind)
+    return [p for p in out if p.text]
+
+
+_LONE_MARKS = " \n•·◦▪"
+_LAST_SENTENCE = re.compile(r"(?:^|\n|(?<=[.!?;])\s+)(?=\S)")
+
+
+def _lead_ins_forward(pieces: list[Piece]) -> list[Piece]:
+    """A body piece that still ends in a lead-in ("... include the following:") when the next piece, its list, is
+    body text on the same page and section: the lead-in moves to the head of the next piece (the whole piece when
+    it is only the lead-in). The pieces before ran out of room before the list (``_trailing_lead_in`` only sees
+    the blocks being packed; ``_absorb_small`` and the page's end come after it). Reads the last
+    ``CHILD_CHARS / 2`` characters of each piece: linear."""
+    out = list(pieces)
+    for i in range(len(out) - 1):
+        piece, nxt = out[i], out[i + 1]
+        if (piece.kind != "text" or nxt.kind != "text" or nxt.page != piece.page or nxt.section != piece.section
+                or not piece.text.rstrip(_LONE_MARKS).endswith(":")):
+            continue  # (a list's bullets set apart from their items may follow the lead-in: "reasons:\n•\n•")
+        tail_at = max(0, len(piece.text) - CHILD_CHARS // 2)
+        starts = [m.start() for m in _LAST_SENTENCE.finditer(piece.text, tail_at)]
+        at = next((s for s in reversed(starts) if piece.text[s:].strip()[:1].isupper() or s == 0), None)
+        if at is None:
+            continue  # the lead-in is longer than half a child: a paragraph, not a lead-in
+        lead_in, head = piece.text[at:].strip(), piece.text[:at].rstrip()
+        out[i] = Piece(piece.page, head, piece.section, piece.kind)
+        out[i + 1] = Piece(nxt.page, f"{lead_in}\n{nxt.text}", nxt.section, nxt.kind)
     return [p for p in out if p.text]
 
 

@@ -32,6 +32,7 @@ _PAGE_OF = re.compile(r"\bpage\s+\d{1,4}\s*(?:of|/)\s*\d{1,4}\s*$", re.I)  # "..
 _BULLET = re.compile(r"^(?:[•◦▪●○■□➢►\-–*]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
 _NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
 _TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
+_BULLET_SIGNS = "•◦▪●○■□➢►·\uf0b7\uf0a7"
 _HYPHENATED = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+")
 
 
@@ -58,6 +59,7 @@ class _Line:
     fragments: list[Fragment] = field(default_factory=list)
     note: bool = False  # in the page's footnotes (``_mark_footnotes``), whatever its type size
     opens: int | None = None  # the number the line opens with, a footnote's own number among others
+    cells: list[tuple[float, str, bool]] = field(default_factory=list)  # a table row's cells: (x0, text, bold)
 
 
 def extract_blocks(pages: list[RawPage]) -> list[Block]:
@@ -256,6 +258,14 @@ def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
         line.table = len(parts) >= 2 and any(g > 2.5 * max(line.size, 1.0) for g in gaps)
         line.x0 = parts[0].x0
         line.text = (" | " if line.table else " ").join(p.text for p in parts)
+        if line.table:  # cells: the fragments between wide gaps (a superscript stays with its word)
+            cells = [(parts[0].x0, [parts[0].text], parts[0].bold)]
+            for gap, part in zip(gaps, parts[1:], strict=True):
+                if gap > 2.5 * max(line.size, 1.0):
+                    cells.append((part.x0, [part.text], part.bold))
+                else:
+                    cells[-1][1].append(part.text)
+            line.cells = [(x0, " ".join(texts), bold) for x0, texts, bold in cells]
     return lines
 
 
@@ -282,6 +292,8 @@ def _is_heading(line: _Line, body_size: float, body_bold: bool) -> bool:
     text = line.text.strip()
     letters = "".join(filter(str.isalpha, text))
     if not 3 <= len(text) <= 150 or len(letters) < 3 or _TOC_LEADER.search(text) or line.table:
+        return False
+    if text[:1] in _BULLET_SIGNS:  # a bold list item is no heading: its lead-in and its list stay one section
         return False
     if text.endswith((",", ";")) or (text.endswith(".") and not _NUMBERED_HEADING.match(text) and len(text) > 60):
         return False
@@ -353,6 +365,80 @@ class _Text:
         return whole
 
 
+_ALIGN = 3.0  # points: a line starting this close to a column's start is in that column
+
+
+class _Table:
+    """A table's rows, built line by line: a row of cells (``_Line.cells``) opens a row; a line of one cell set
+    under a later column (a cell's text wrapped), or under the first in lower case, adds to the row above. Its text
+    is one line per row, each cell after its column's header when the first row is set in bold ("Test: Assay |
+    Limit: 95-105 %."), else "key: value." for two columns and "a | b | c." for more, ending in a full stop: a row is
+    one unit (" | " ends no sentence, where ";" would), a cell of whole sentences its own, and no row runs into the
+    next. Linear in the table's cells."""
+
+    def __init__(self, line: _Line) -> None:
+        self.starts: list[float] = []  # each column's start, in the order found
+        self.keys: dict[int, int] = {}  # a start rounded to ``_ALIGN`` → its column: found in constant time
+        self.rows: list[dict[int, list[str]]] = []
+        self.first = 0  # the leftmost column
+        self.bold_head = all(bold for _, _, bold in line.cells)
+        self.add(line)
+
+    def _found(self, x0: float) -> int | None:
+        key = round(x0 / _ALIGN)
+        for k in (key, key - 1, key + 1):
+            if k in self.keys and abs(self.starts[self.keys[k]] - x0) <= _ALIGN:
+                return self.keys[k]
+        return None
+
+    def _column(self, x0: float) -> int:
+        """The column whose start ``x0`` is at, a new one when none is."""
+        found = self._found(x0)
+        if found is None:
+            found = len(self.starts)
+            self.starts.append(x0)
+            self.keys.setdefault(round(x0 / _ALIGN), found)
+            if x0 < self.starts[self.first]:
+                self.first = found
+        return found
+
+    def takes(self, line: _Line) -> bool:
+        """A line of one cell that belongs to the table: it starts where a column does."""
+        return self._found(line.x0) is not None
+
+    def add(self, line: _Line) -> None:
+        if line.cells:
+            row: dict[int, list[str]] = {}
+            for x0, text, _ in line.cells:
+                row.setdefault(self._column(x0), []).append(text)
+            self.rows.append(row)
+            return
+        column = self._column(line.x0)
+        if not self.rows or (column == self.first and not line.text[:1].islower()):
+            self.rows.append({column: [line.text]})
+        else:
+            self.rows[-1].setdefault(column, []).append(line.text)
+
+    def text(self) -> str:
+        cells = [{c: " ".join(parts) for c, parts in sorted(row.items(), key=lambda item: self.starts[item[0]])}
+                 for row in self.rows]
+        head = cells[0] if self.bold_head and len(cells) > 1 else None
+        out = []
+        for row in cells[1:] if head else cells:
+            values = [(c, v.rstrip(" ;")) for c, v in row.items()]
+            if head:
+                said = [f"{head[c]}: {v}" if head.get(c) else v for c, v in values]
+            elif len(values) == 2:
+                said = [f"{values[0][1].rstrip(':')}: {values[1][1]}"]
+            else:
+                said = [v for _, v in values]
+            text = said[0]
+            for value in said[1:]:  # a cell that ends a sentence ends its unit ("... fractures. Annotations: ...")
+                text += (" " if text.endswith((".", "!", "?")) else " | ") + value
+            out.append(text if text.endswith((".", ";", ":", "?", "!")) else f"{text}.")
+        return "\n".join(out)
+
+
 def _kind(line: _Line, body_size: float, body_bold: bool) -> str:
     if line.note:
         return "note"
@@ -374,9 +460,13 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
     building: _Text | None = None  # the text of ``blocks[-1]``, set when the next block starts
     grown_heading = False  # ``blocks[-1]`` is a heading of more than one line: the section is all of its text
 
+    table: _Table | None = None  # the rows of ``blocks[-1]`` when it is a table
+
     def close() -> None:
         nonlocal section
-        if building is not None:
+        if table is not None:
+            blocks[-1].text = table.text()
+        elif building is not None:
             blocks[-1].text = building.text()
             if grown_heading:
                 section = blocks[-1].section = blocks[-1].text
@@ -385,6 +475,11 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
         kind = _kind(line, body_size, body_bold)
         current = blocks[-1] if blocks else None
         gap = (previous.bottom - line.top) if previous is not None else 0.0
+        if (table is not None and current is not None and current.kind == "table" and current.page == line.page
+                and not line.note and gap < 1.5 * max(line.size, 1.0) and (line.table or table.takes(line))):
+            table.add(line)  # a row, or a cell's text wrapped onto a line of its own
+            previous = line
+            continue
         continues = (
             current is not None and previous is not None and current.page == line.page
             and gap < (1.5 if kind == "heading" else 0.8) * max(line.size, 1.0)
@@ -405,6 +500,7 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
                 section = line.text.strip()
             blocks.append(Block(line.page, line.text.strip(), kind, section))
             building, grown_heading = _Text(blocks[-1].text), False
+            table = _Table(line) if kind == "table" else None
         previous = line
     close()
     return blocks

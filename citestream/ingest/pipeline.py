@@ -34,7 +34,7 @@ from .title import read_title
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-8"
+PIPELINE_VERSION = "ingest-9"
 """Bump when parsing or chunking changes, so unchanged files are re-chunked once (stored in documents.metadata, with
 the relevance embedder that computed the sentence vectors: another one re-ingests too, see ``pipeline_version``)."""
 PIPELINE_KEY = "_ingest_pipeline"

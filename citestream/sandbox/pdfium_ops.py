@@ -151,11 +151,39 @@ def _fragments(textpage, text: str) -> list[list]:
         stripped = line.strip()
         if stripped:
             first = start + (len(line) - len(line.lstrip()))
-            last = start + len(line.rstrip()) - 1
-            out.append(_fragment(textpage, stripped.replace("\x02", "-").replace("\ufffe", "-"), first, last,
-                                 aligned))
+            for a, b in _cells(textpage, stripped, first) if aligned else [(0, len(stripped))]:
+                cell = stripped[a:b]
+                out.append(_fragment(textpage, cell.replace("\x02", "-").replace("\ufffe", "-"), first + a,
+                                     first + b - 1, aligned))
         start = match.end() if match else end
     return out
+
+
+_SPACES = re.compile(r" +")
+CELL_GAP = 2.5
+"""A gap wider than this many times the text's height between two words of one line parts two table cells (as
+``ingest.layout`` reads a gap between two fragments)."""
+
+
+def _cells(textpage, text: str, first: int) -> list[tuple[int, int]]:
+    """``text`` (a stripped line starting at character ``first``) cut where its words stand further apart than
+    ``CELL_GAP`` heights: the cells of a table row pdfium emitted as one line ("Column   Chiral Column, ...").
+    A line's leading number stays on it (margin line numbers are read from ``lead_number``). Two character boxes are
+    read per run of spaces: linear in the line."""
+    cuts, start = [], 0
+    cell_left = textpage.get_charbox(first, loose=True)[0]
+    for run in _SPACES.finditer(text):
+        left = textpage.get_charbox(first + run.start() - 1, loose=True)
+        right = textpage.get_charbox(first + run.end(), loose=True)
+        height = max(left[3] - left[1], right[3] - right[1], 1.0)
+        # reading on to the right: a margin number pdfium put inside the line ("file. 56 The") is no cell
+        if right[0] - left[2] > CELL_GAP * height and left[2] > cell_left and not (
+                start == 0 and _LEAD_NUMBER.fullmatch(text[:run.end()])):  # a margin line number stays: ``layout``
+            #                                                                   reads it as the line's lead number
+            cuts.append((start, run.start()))
+            start, cell_left = run.end(), right[0]
+    cuts.append((start, len(text)))
+    return cuts
 
 
 def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list:

@@ -228,3 +228,41 @@ def test_a_lead_in_goes_with_the_list_it_announces():
     assert across[0].page == 1 and across[0].text.endswith("• item 1: the applicant's package is not received in "
                                                             "time for review.")
     assert across[-1].page == 2 and across[-1].text == "Other changes need an amendment before they start."
+
+
+def test_a_table_row_is_one_unit_carrying_its_header(tmp_path):
+    """Cells pdfium emits as one line ("Assay      95.0-105.0%      HPLC") are cut at their wide gaps; each row of the
+    table is then one line of text, each cell after its column's header (the bold first row), and one quotable unit:
+    not cells run together with the next row and the sentences around the table."""
+    from citestream.core.text_units import read_units
+    from tests.support.ingest import write_table_pdf
+
+    path = write_table_pdf(tmp_path / "spec.pdf", "The specification of the drug product lists each test.",
+                           ["Test", "Acceptance criterion", "Procedure"],
+                           [["Assay", "95.0-105.0% of label claim", "HPLC method 12"],
+                            ["Water content", "Not more than 0.5%", "Karl Fischer"]],
+                           "Other tests may be added after approval of the application.")
+    blocks = extract_blocks(read_pages(path))
+    table = next(b for b in blocks if b.kind == "table")
+    assert table.text.split("\n") == [
+        "Test: Assay | Acceptance criterion: 95.0-105.0% of label claim | Procedure: HPLC method 12.",
+        "Test: Water content | Acceptance criterion: Not more than 0.5% | Procedure: Karl Fischer."]
+    children, _ = plan_chunks(from_pdf(path))
+    quotes = [u.quote for child in children for u in read_units(child.text)]
+    assert table.text.split("\n")[1] in quotes
+    assert "The specification of the drug product lists each test." in quotes
+
+
+def test_a_lead_in_ending_a_long_paragraph_goes_with_its_list_in_the_next_child():
+    """A paragraph longer than half a child, after another block, that ends in a lead-in, its list too long to join
+    it: the lead-in, the paragraph's last sentence, opens the next child with the list (before, it closed the child
+    and was quoted alone: 82 lead-ins of the 39 PDFs ended their chunk)."""
+    lead_in = "Pharmaceutical development should include, at a minimum, the following elements:"
+    opening = "Approaches to pharmaceutical development differ from one product to the next."
+    paragraph = "The sponsor should describe the manufacturing process in enough detail for review. " * 7 + lead_in
+    items = [Block(1, f"• Element {i}: defining the quality target product profile as it relates to quality, safety "
+                      "and efficacy of the product, considering the route of administration and the dosage form.",
+                   "list", "S") for i in range(6)]
+    pieces = child_pieces_from_blocks([Block(1, opening, "text", "S"), Block(1, paragraph, "text", "S"), *items])
+    assert len(pieces) > 1 and not any(p.text.rstrip().endswith(":") for p in pieces)
+    assert next(p for p in pieces if lead_in in p.text).text.startswith(f"{lead_in}\n• Element 0")

@@ -296,3 +296,35 @@ def write_cover_pdf(path: Path, cover: list[str], body: list[str], author: str =
     c.showPage()
     c.save()
     return path
+
+
+def write_table_pdf(path: Path, lead: str, header: list[str], rows: list[list[str]], after: str) -> Path:
+    """One page: a sentence, a table whose header row is bold and whose cells stand at fixed columns far apart (each
+    row drawn as one string with wide spaces, so pdfium emits it as one line, as table rows often come), then a
+    sentence."""
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(TTFont("Vera", "Vera.ttf"))  # embedded fonts (reportlab ships them): pdfium reads the
+    pdfmetrics.registerFont(TTFont("VeraBd", "VeraBd.ttf"))  # bold one's weight, which it does not for Helvetica
+    c = canvas.Canvas(str(path), pagesize=letter, invariant=1)
+    y = 700
+    c.setFont("Vera", 11)
+    c.drawString(72, y, lead)
+    y -= 30
+    for font, cells in [("VeraBd", header), *(("Vera", row) for row in rows)]:
+        text = c.beginText(72, y)
+        text.setFont(font, 11)
+        for i, cell in enumerate(cells):
+            text.setTextOrigin(72 + 190 * i, y)  # one text object: pdfium reads the row as one line
+            text.textOut(cell)
+        c.drawText(text)
+        y -= 16
+    y -= 14
+    c.setFont("Vera", 11)
+    c.drawString(72, y, after)
+    c.showPage()
+    c.save()
+    return path
