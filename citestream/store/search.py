@@ -215,6 +215,14 @@ class ChunkSearch:
             self._authorities[index_version] = found
         return found
 
+    def document_names(self, doc_ids: list[str]) -> dict[str, tuple[str, str]]:
+        """(title, issuer) of each of ``doc_ids`` that is stored: how a claim may name a passage's document."""
+        if not doc_ids:
+            return {}
+        sql = text("SELECT doc_id, title, issuer FROM documents WHERE doc_id = ANY(:ids)")
+        with self._connect() as conn:
+            return {r[0]: (r[1] or "", r[2] or "") for r in conn.execute(sql, {"ids": sorted(set(doc_ids))})}
+
     def document_texts(self) -> dict[str, str]:
         """Each document's text: its parents joined (children for a document without parents)."""
         sql = text("SELECT doc_id, string_agg(text, ' ' ORDER BY chunk_id) FROM chunks "

@@ -89,6 +89,19 @@ def swapped_roles(claim: str, evidence: str) -> str | None:
     return None
 
 
+_EXCEPTION = re.compile(r"\b(?:unless|except|only\s+(?:if|when|where|after)|provided\s+that)\b", re.IGNORECASE)
+_DESPITE = re.compile(r"\b(?:even\s+(?:if|when|where|after|though|once)|regardless|irrespective|whether\s+or\s+not)\b",
+                      re.IGNORECASE)
+
+
+def exception_conflict(claim: str, evidence: str) -> str | None:
+    """The evidence makes an exception ("non-binding unless declared a legal standard") that the claim denies ("stays
+    non-binding even after it is declared one"). Can only refuse."""
+    if _DESPITE.search(claim) and _EXCEPTION.search(evidence) and not _EXCEPTION.search(claim):
+        return "the claim says 'even/regardless' where the evidence makes an exception"
+    return None
+
+
 # A claim that narrows or widens who or what a rule applies to, or bounds a value from the other side, is not what
 # the evidence says: "every product" where the text says "certain products", "only major deviations" where it says
 # "any deviation", "at most 99.97 percent" where it says "at least", "within" where it says "outside".

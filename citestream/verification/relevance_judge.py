@@ -9,7 +9,8 @@ if one of them agrees with it on who does what, polarity, every number and every
   swapped roles around "than"). A unit with such a conflict elsewhere is passed over.
 * The first unit without a conflict that states all of the claim passes it: every number, every restrictor
   ("only", "all"), every name (acronyms, capitalised names, section references such as 505(j): exactly, in the
-  unit or in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf), the claim's doers and
+  unit or in the name of its document, "ICH Q9" for a sentence of Q9_Guideline.pdf; words that mention the unit's
+  own document, "Under 21 CFR Part 820", are not asked at all: ``documents.mentions``), the claim's doers and
   subjects in the unit itself, the words that restrict those subjects in the unit or its section's heading ("the
   pilot scale process" is not "the commercial scale process": ``clauses.subject_qualifiers``), and the other words
   by stem — unless the model judges the unit a restatement (``paraphrase_threshold``): then the other words may be
@@ -25,7 +26,8 @@ from ..core.clauses import SELF_REFERENCES, subject_qualifiers
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
 from ..core.text_units import file_name_words, sentence_units, stem, words
-from .checks import direction_conflict, negated_where, restrictor_conflict, swapped_roles
+from .documents import DocumentName, Mention, mentions, without
+from .checks import direction_conflict, exception_conflict, negated_where, restrictor_conflict, swapped_roles
 from .numbers import check_numbers
 from .rule_judge import in_context
 from .structure import participants, structural_conflict
@@ -46,17 +48,20 @@ class Conflict:
     on the best one)."""
 
 
-def conflict(claim: str, sentence: str, authority: str = "") -> Conflict | None:
-    numbers = check_numbers(claim, sentence)
+def conflict(claim: str, sentence: str, authority: str = "", named: list[Mention] | None = None) -> Conflict | None:
+    """``named``: where the claim names the sentence's own document; its numbers ("21 CFR Part 820") are no
+    quantities, and a doer among its words is the document ("PI 044-1 applies" for "This document applies")."""
+    named = named or []
+    numbers = check_numbers(without(claim, named), sentence)
     if numbers.conflicting:
         return Conflict("numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting), False)
-    structural = structural_conflict(claim, sentence, authority)
+    structural = structural_conflict(claim, sentence, authority, frozenset(w for m in named for w in m.words))
     if structural:
         return Conflict(structural, True)
     if negated_where(claim, claim) != negated_where(sentence, claim):
         return Conflict("negation differs: the evidence asserts the opposite", False)
     other = (direction_conflict(claim, sentence) or restrictor_conflict(claim, sentence)
-             or swapped_roles(claim, sentence))
+             or exception_conflict(claim, sentence) or swapped_roles(claim, sentence))
     return Conflict(other, False) if other else None
 
 
@@ -84,11 +89,14 @@ class RelevanceJudge:
         if scores[order[0]] < self.support_threshold:
             return self._verdict(claim, "unclear", f"no sentence states the claim (best support "
                                                    f"{scores[order[0]]:.2f} < {self.support_threshold})")
-        terms = claim_terms(claim.text)
         first_gap: list[str] = []
         for rank, i in enumerate(i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold):
             unit, chunk, context = units[i]
-            found = conflict(claim.text, unit, _authority(chunk))
+            # the words that name the unit's own document are not asked of the unit (any document stating it)
+            named = [m for c in holders[unit] for m in mentions(claim.text, _document(c))]
+            rest = without(claim.text, named)
+            terms = claim_terms(rest)
+            found = conflict(claim.text, unit, _authority(chunk), named)
             if found and (rank == 0 or found.structural):
                 return self._verdict(claim, "fail", found.why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
             if found:
@@ -103,7 +111,7 @@ class RelevanceJudge:
             names = " ".join(_document_name(c) for c in holders[unit])  # every document saying it
             missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties | qualifiers],
                                                      f"{context} {names}")]
-            missing += [q.text for q in check_numbers(claim.text, context).unsupported]
+            missing += [q.text for q in check_numbers(rest, context).unsupported]
             if not missing:
                 return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",
                                      [EvidenceRef(chunkId=chunk.chunk_id, quote=context)])
@@ -127,6 +135,13 @@ def _naming(context: str, chunk: GroundingChunk) -> str:
     authority. A document's name says what it is about, not who does what in it."""
     said = {w.lower() for w in words(context)}
     return f"{context} {_authority(chunk)}" if said & SELF_REFERENCES else context
+
+
+def _document(chunk: GroundingChunk) -> DocumentName:
+    """The unit's document as a claim may name it: file name, title and issuer (``qa.retrieve.grounding_pack``
+    adds the last two from ``documents``), authority, and the unit's section heading (a section number)."""
+    meta = chunk.metadata
+    return DocumentName.of(*(str(meta.get(k) or "") for k in ("pdf", "title", "issuer", "authority", "section")))
 
 
 def _document_name(chunk: GroundingChunk) -> str:

@@ -15,8 +15,13 @@ stated by the evidence itself for the claim to pass, however it is worded (``par
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..core.clauses import Clause, clauses
 from ..core.text_units import stem
+from .documents import SELF_NOUNS
+
+_DOCUMENT = "<the document>"
 
 
 def _same(a: str, b: str) -> bool:
@@ -55,10 +60,25 @@ def _polarity_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
     return f"polarity differs on '{claim.predicate}': the claim {claimed} it, the evidence {stated} it"
 
 
-def structural_conflict(claim: str, sentence: str, authority: str = "") -> str | None:
-    """The first clause of the claim that the sentence states with another doer or the opposite polarity."""
+def _as_document(clause: Clause, names: frozenset[str]) -> Clause:
+    """A doer that is the document itself, as one party on both sides: "PI 044-1 applies" (the claim names the
+    sentence's document) and "This document applies" (the sentence names itself)."""
+    if not clause.agents & names:
+        return clause
+    return replace(clause, agents=frozenset(_DOCUMENT if a in names else a for a in clause.agents))
+
+
+def structural_conflict(claim: str, sentence: str, authority: str = "",
+                        document: frozenset[str] = frozenset()) -> str | None:
+    """The first clause of the claim that the sentence states with another doer or the opposite polarity.
+    ``document``: the claim's words that name the sentence's own document (``documents.mentions``); a doer among them
+    is the same party as a doer the sentence calls "this document/guidance/part…"."""
     theirs = clauses(sentence, authority)
-    for mine in clauses(claim, authority):
+    mine_all = clauses(claim, authority)
+    if document:
+        theirs = tuple(_as_document(e, SELF_NOUNS) for e in theirs)
+        mine_all = tuple(_as_document(c, document) for c in mine_all)
+    for mine in mine_all:
         aligned = [e for e in theirs if _about_the_same(mine, e)]
         if not aligned:
             continue

@@ -42,6 +42,7 @@ def grounding_pack(query: str, scope: str, top_k: int, search: ChunkSearch, embe
     try:
         selection, trace = search_chunks(query, scope, k, search, embedder, policy.retrieval, relevance,
                                          policy.relevance)
+        names = search.document_names([h.doc_id for h in selection.hits])  # the verifier reads them (issue 52)
     except Exception as exc:  # noqa: BLE001  (database gone mid-query: a structured error, not a crash)
         return _error("TASK_FAILED", f"{type(exc).__name__}: {exc}"[:500], k)
     chunks = [
@@ -49,7 +50,9 @@ def grounding_pack(query: str, scope: str, top_k: int, search: ChunkSearch, embe
                        score=round(selection.relevance.get(h.chunk_id, h.score), 6),
                        metadata={"pdf": h.pdf, "page": h.page, "section": h.section, "authority": h.authority,
                                  "parent_id": h.parent_id, "cosine": round(h.score, 6),
-                                 "relevance": selection.relevance.get(h.chunk_id)})
+                                 "relevance": selection.relevance.get(h.chunk_id),
+                                 "title": names.get(h.doc_id, ("", ""))[0][:1000],
+                                 "issuer": names.get(h.doc_id, ("", ""))[1][:1000]})
         for h in selection.hits
     ]
     citations = [Citation(chunk_id=h.chunk_id, pdf=h.pdf, page=h.page) for h in selection.hits]
