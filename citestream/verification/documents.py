@@ -135,8 +135,11 @@ def _clean(token: str) -> str:
 
 
 def without(claim: str, found: list[Mention]) -> str:
-    """The claim with its mentions blanked (same length elsewhere): what the numbers check reads."""
-    for m in sorted(found, key=lambda m: -m.start):
-        claim = claim[:m.start] + " " * (m.end - m.start) + claim[m.end:]
-    return claim
+    """The claim with its mentions blanked (same length elsewhere): what the numbers check reads. One pass."""
+    parts, at = [], 0
+    for m in sorted(found, key=lambda m: m.start):
+        start = max(m.start, at)
+        parts += [claim[at:start], " " * max(0, m.end - start)]
+        at = max(at, m.end)
+    return "".join(parts) + claim[at:]
 

@@ -41,6 +41,7 @@ from citestream.qa.retrieve.expansion import expand_query
 from citestream.qa.retrieve.lexicon import build_lexicon
 from citestream.qa.retrieve.reading import read_question
 from citestream.qa.retrieve.scope import asked_scope
+from citestream.verification.documents import DocumentName, mentions, without
 from citestream.verification.numbers import check_numbers, quantities
 from citestream.verification.rule_judge import OfflineJudge
 
@@ -96,8 +97,14 @@ def _claim_judge(text: str) -> object:
     """A claim at its cap (``MAX_CLAIM_CHARS``) against a passage of ``text``; the claim's own length is read by
     ``numbers``'s entry (both texts whole) and the judge's patterns (``test_bounds.py``)."""
     pack = GroundingPack.model_construct(chunks=[GroundingChunk.model_construct(
-        chunk_id="d-chunk-0", doc_id="d", text=text, score=0.9, metadata={})])
+        chunk_id="d-chunk-0", doc_id="d", text=text, score=0.9,
+        metadata={"pdf": "21_CFR_Part_820.pdf", "title": "Quality Management System Regulation (QMSR)",
+                  "issuer": "FDA", "section": "820.1 Scope"})])  # mentions of its own document are read too
     return OfflineJudge().judge(Claim.model_construct(id="k", text=text[:MAX_CLAIM_CHARS]), pack)
+
+
+_NAME = DocumentName.of("21_CFR_Part_820.pdf", "Quality Management System Regulation (QMSR)", "FDA", "FDA",
+                        "820.1 Scope")
 
 
 @dataclass(frozen=True)
@@ -120,7 +127,9 @@ ENTRIES = [
           lambda t: (check_numbers(t[:MAX_CLAIM_CHARS], t), quantities(t, claim=True)), 10,
           ("at least 1 day ", "approximately 5% ", "within 30 days ")),
     Entry("judge", "claim judge (terms, best sentence, conflicts, negation, numbers)", _claim_judge, 10,
-          ("FDA must not ", "21 CFR 314.94(a)(12) ", "the sponsor shall ")),
+          ("FDA must not ", "21 CFR 314.94(a)(12) ", "the sponsor shall ", "Under 21 CFR Part 820 the QMSR ")),
+    Entry("mentions", "a claim's mentions of its document", lambda t: without(t, mentions(t, _NAME)), 10,
+          ("Under 21 CFR Part 820 the QMSR ", "the the Q9 ", "PIC/S GDP Guide ")),
     Entry("sentences", "sentence splitting and units", lambda t: (split_sentences(t), read_units(t),
                                                                  scored_units(t)), 8, ("e.g. ", "Fig. 1. ", "U.S. ")),
     Entry("chunking", "chunking", lambda t: group_parents(child_pieces_from_blocks(
