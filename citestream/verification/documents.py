@@ -35,6 +35,11 @@ SELF_NOUNS = DOCUMENT_NOUNS | frozenset(["section"])
 _NOUN_KEYS = frozenset(stem(n) for n in DOCUMENT_NOUNS)
 _LINKS = frozenset("the of on for in".split())
 _PURE_NUMBER = re.compile(r"^\d+$")
+# Each starts only where a run of digits or letters starts and never gives back what it took (possessive), so a
+# hostile title or file name is read once (tests/core/test_bounds.py).
+_NUMBER_CODE = re.compile(r"(?<!\d)\d++(?:-\d++)+|(?<!\d)\d++\.\d++")  # "044-1", "7356.008"
+_SECTION_NUMBER = re.compile(r"(?<!\d)\d++(?:\.\d++)+")  # "820.1"
+_HYPHENED_WORD = re.compile(r"(?<![A-Za-z])[A-Za-z]++(?:-[A-Za-z]++)+")  # "aide-memoire"
 
 
 @dataclass(frozen=True)
@@ -57,14 +62,14 @@ class DocumentName:
         # "21CFR", "Q8": split letters from digits for words, keep the whole for codes
         file_words = [w for p in pieces for w in re.findall(r"[A-Za-z]+|\d+(?:\.\d+)*", p)]
         codes = {p.lower() for p in pieces if re.search(r"\d", p) and re.search(r"[A-Za-z.]", p)}
-        codes |= {m.group(0).lower() for p in file_parts for m in re.finditer(r"\d+(?:-\d+)+|\d+\.\d+", p)}
-        codes |= {t.lower() for t in _TOKEN.findall(section) if re.fullmatch(r"\d+(?:\.\d+)+", t)}
+        codes |= {m.group(0).lower() for p in file_parts for m in _NUMBER_CODE.finditer(p)}
+        codes |= {t.lower() for t in _TOKEN.findall(section) if _SECTION_NUMBER.fullmatch(t)}
         title_words = [t for t in _TOKEN.findall(title) if not re.search(r"\d", t)]
         numbers = {w for w in file_words if _PURE_NUMBER.match(w)}
         numbers |= {t for t in _TOKEN.findall(f"{title} {section}") if _PURE_NUMBER.match(t)}
         own = [normalize(w) for w in file_words + title_words + [p for p in pieces if "-" in p]]
         words = {stem(w) for w in own if not _PURE_NUMBER.match(w) and w not in STOPWORDS and len(w) > 1}
-        words |= {stem(normalize(p)) for p in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)+", base)}  # aide-memoire
+        words |= {stem(normalize(p)) for p in _HYPHENED_WORD.findall(base)}  # aide-memoire
         labels = {stem(normalize(t)) for t in _TOKEN.findall(f"{issuer} {authority}".replace("/", " "))}
         initials = tuple(normalize(w) for w in file_words + title_words if not _PURE_NUMBER.match(w))
         return cls(frozenset(words), frozenset(codes), frozenset(numbers), frozenset(labels), initials)
