@@ -15,7 +15,7 @@ probability the thresholds can read.
 
 Distillation (``teacher``, issue 53): a judge of fewer layers, started from every other layer of the teacher, learns
 the teacher's scores instead of the labels: the listwise target is the softmax of [0, teacher's unit logits] and the
-pointwise target the teacher's probability, so the smaller judge decides as the full one does, at half the cost.
+pointwise target the teacher's probability, so the smaller judge learns to decide as the full one does.
 
 Resumable: a checkpoint every ``checkpoint_every`` steps and on SIGTERM/SIGINT; the same command continues it.
 """
