@@ -81,7 +81,11 @@ def split_sentences(text: str) -> list[str]:
     return restored
 
 
-_BULLET = re.compile(r"[•●▪◦]")  # the pieces are stripped: spaces around it went with \s*...\s*, read again and again
+# The bullet signs every reader of units knows; a PDF's layout adds more (``ingest.layout``). One set, so a list the
+# parser keeps whole is split into the same items wherever a unit is read.
+BULLET_SIGNS = "•●▪◦"
+# the pieces are stripped: spaces around it went with \s*...\s*, read again and again
+_BULLET = re.compile(f"[{BULLET_SIGNS}]")
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])(?!(?:CFR|FR|U\.S\.C)\b)")  # "21 CFR" is a citation
 # A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..core.text_units import BULLET_SIGNS
 from .layout import Block
 
 CHILD_CHARS = 800
@@ -195,7 +196,7 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
     return [p for p in out if p.text]
 
 
-_LONE_MARKS = " \n•·◦▪"
+_LONE_MARKS = " \n·" + BULLET_SIGNS
 _LAST_SENTENCE = re.compile(r"(?:^|\n|(?<=[.!?;])\s+)(?=\S)")
 
 
@@ -222,7 +223,7 @@ def _lead_ins_forward(pieces: list[Piece]) -> list[Piece]:
     return [p for p in out if p.text]
 
 
-_LIST_ITEM = re.compile(r"^(?:[•●▪◦o\-–]\s|\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]\s)")
+_LIST_ITEM = re.compile(r"^(?:[o\-–" + BULLET_SIGNS + r"]\s|\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]\s)")
 
 
 def _list_items(text: str) -> tuple[str, str]:

@@ -21,6 +21,8 @@ from itertools import pairwise
 
 import numpy as np
 
+from ..core.text_units import BULLET_SIGNS
+from ..sandbox.budget import CELL_GAP
 from .pdf import Fragment, RawPage
 
 MIN_COVERAGE = 0.9
@@ -29,10 +31,10 @@ REPEAT_SHARE = 0.4  # a line on this share of pages (and on at least 2) is a run
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
 _PAGE_OF = re.compile(r"\bpage\s+\d{1,4}\s*(?:of|/)\s*\d{1,4}\s*$", re.I)  # "... (enhanced display) page 2 of 7"
-_BULLET = re.compile(r"^(?:[•◦▪●○■□➢►\-–*]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
+_BULLET_SIGNS = BULLET_SIGNS + "○■□➢►·\uf0b7\uf0a7"  # the symbol fonts' bullets too
+_BULLET = re.compile(r"^(?:[○■□➢►\-–*" + BULLET_SIGNS + r"]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
 _NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
 _TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
-_BULLET_SIGNS = "•◦▪●○■□➢►·\uf0b7\uf0a7"
 _HYPHENATED = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+")
 
 
@@ -255,13 +257,13 @@ def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
         line.fragments = [f for f in line.fragments if not _raised_alone(f, line)] or line.fragments
         parts = sorted(line.fragments, key=lambda f: f.x0)
         gaps = [b.x0 - a.x1 for a, b in pairwise(parts)]
-        line.table = len(parts) >= 2 and any(g > 2.5 * max(line.size, 1.0) for g in gaps)
+        line.table = len(parts) >= 2 and any(g > CELL_GAP * max(line.size, 1.0) for g in gaps)
         line.x0 = parts[0].x0
         line.text = (" | " if line.table else " ").join(p.text for p in parts)
         if line.table:  # cells: the fragments between wide gaps (a superscript stays with its word)
             cells = [(parts[0].x0, [parts[0].text], parts[0].bold)]
             for gap, part in zip(gaps, parts[1:], strict=True):
-                if gap > 2.5 * max(line.size, 1.0):
+                if gap > CELL_GAP * max(line.size, 1.0):
                     cells.append((part.x0, [part.text], part.bold))
                 else:
                     cells[-1][1].append(part.text)

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+CELL_GAP = 2.5
+"""A gap wider than this many times the text's height parts two table cells: the child cuts a line pdfium emitted
+whole at such gaps, and ``ingest.layout`` reads a gap between two fragments the same way. Here because both sides
+import this module."""
+
 
 class PdfRejected(Exception):
     """The PDF was not opened, parsed or rendered; the message says why in words a publisher can act on."""

@@ -17,7 +17,7 @@ import re
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from .budget import PdfLimits, PdfRejected
+from .budget import CELL_GAP, PdfLimits, PdfRejected
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n|(?<=\ufffe)")
 """pdfium ends a line hyphenated at its end with U+FFFE and runs on into the next line: split there too."""
@@ -160,9 +160,6 @@ def _fragments(textpage, text: str) -> list[list]:
 
 
 _SPACES = re.compile(r" +")
-CELL_GAP = 2.5
-"""A gap wider than this many times the text's height between two words of one line parts two table cells (as
-``ingest.layout`` reads a gap between two fragments)."""
 
 
 def _cells(textpage, text: str, first: int) -> list[tuple[int, int]]:

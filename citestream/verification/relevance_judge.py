@@ -48,11 +48,13 @@ class Conflict:
     on the best one)."""
 
 
-def conflict(claim: str, sentence: str, authority: str = "", named: list[Mention] | None = None) -> Conflict | None:
+def conflict(claim: str, sentence: str, authority: str = "", named: list[Mention] | None = None,
+             rest: str | None = None) -> Conflict | None:
     """``named``: where the claim names the sentence's own document; its numbers ("21 CFR Part 820") are no
-    quantities, and a doer among its words is the document ("PI 044-1 applies" for "This document applies")."""
+    quantities, and a doer among its words is the document ("PI 044-1 applies" for "This document applies").
+    ``rest``: the claim without those words, when the caller has it already."""
     named = named or []
-    numbers = check_numbers(without(claim, named), sentence)
+    numbers = check_numbers(without(claim, named) if rest is None else rest, sentence)
     if numbers.conflicting:
         return Conflict("numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting), False)
     structural = structural_conflict(claim, sentence, authority, frozenset(w for m in named for w in m.words))
@@ -96,7 +98,7 @@ class RelevanceJudge:
             named = [m for c in holders[unit] for m in mentions(claim.text, _document(c))]
             rest = without(claim.text, named)
             terms = claim_terms(rest)
-            found = conflict(claim.text, unit, _authority(chunk), named)
+            found = conflict(claim.text, unit, _authority(chunk), named, rest)
             if found and (rank == 0 or found.structural):
                 return self._verdict(claim, "fail", found.why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
             if found:

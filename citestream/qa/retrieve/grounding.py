@@ -51,8 +51,7 @@ def grounding_pack(query: str, scope: str, top_k: int, search: ChunkSearch, embe
                        metadata={"pdf": h.pdf, "page": h.page, "section": h.section, "authority": h.authority,
                                  "parent_id": h.parent_id, "cosine": round(h.score, 6),
                                  "relevance": selection.relevance.get(h.chunk_id),
-                                 "title": names.get(h.doc_id, ("", ""))[0][:1000],
-                                 "issuer": names.get(h.doc_id, ("", ""))[1][:1000]})
+                                 **_name(names.get(h.doc_id))})
         for h in selection.hits
     ]
     citations = [Citation(chunk_id=h.chunk_id, pdf=h.pdf, page=h.page) for h in selection.hits]
@@ -64,3 +63,9 @@ def grounding_pack(query: str, scope: str, top_k: int, search: ChunkSearch, embe
 def _error(code: str, message: str, k: int) -> GroundingResult:
     return GroundingResult(status="error", grounding=None, error=AgentError(code=code, message=message), total=0,
                            top_k=k)
+
+
+def _name(title_issuer: tuple[str, str] | None) -> dict[str, str]:
+    """A hit's document title and issuer, as the verifier reads them (capped: a title is the document's own text)."""
+    title, issuer = title_issuer or ("", "")
+    return {"title": title[:1000], "issuer": issuer[:1000]}
