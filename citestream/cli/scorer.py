@@ -9,8 +9,8 @@ def add_parser(sub) -> None:
     from ..relevance.scorer import SHIPPED_DIR
     from ..training.embedder import EmbedderConfig
     from ..training.make import (
-        ALL_DOCUMENT_QUESTIONS, DEFAULT_CORPUS, DEFAULT_FDAQA, DEFAULT_LLM, DEFAULT_TRAINING_DOCS, cmd_claims,
-        cmd_embedder, cmd_judge, cmd_offtopic, cmd_questions, cmd_refine, cmd_thresholds, cmd_train,
+        ALL_DOCUMENT_QUESTIONS, DEFAULT_CORPUS, DEFAULT_FDAQA, DEFAULT_LLM, DEFAULT_PUBLIC_QA, DEFAULT_TRAINING_DOCS,
+        cmd_claims, cmd_embedder, cmd_judge, cmd_offtopic, cmd_questions, cmd_refine, cmd_thresholds, cmd_train,
     )
     from ..training.pairs import SOURCES
     from ..training.questions import STYLES
@@ -82,6 +82,10 @@ def add_parser(sub) -> None:
                         "ones, so the judge keeps what its start knew (0, the shipped recipe: none; not yet measured)")
     j.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     j.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
+    j.add_argument("--transfer", type=int, default=0,
+                   help="the transfer step instead: train on this many SQuAD 2.0 questions (--public-qa) only, "
+                        "to adapt on the written supervision after (--base this one); 0: the written supervision")
+    j.add_argument("--public-qa", default=str(DEFAULT_PUBLIC_QA), help="../shared/public-qa")
     j.add_argument("--checkpoint-every", type=int, default=50)
     j.add_argument("--teacher", help="distil this judge into --layers of its layers, trained on its scores "
                                      "(issue 53); --base is then the teacher")

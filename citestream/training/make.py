@@ -30,6 +30,7 @@ OFFTOPIC_QUESTIONS = DATA_DIR / "offtopic_questions.txt"
 DEFAULT_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus"
 DEFAULT_FDAQA = PROJECT_ROOT.parent / "shared" / "data" / "fda-qa" / "QnA.csv"
 DEFAULT_TRAINING_DOCS = PROJECT_ROOT.parent / "shared" / "training-docs"
+DEFAULT_PUBLIC_QA = PROJECT_ROOT.parent / "shared" / "public-qa"
 DEFAULT_LLM = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 HELD_OUT_DOCUMENTS = ("CMC_Impurities_Drug_Products.pdf", "IND_Phase1_Content_Format.pdf")
 
@@ -180,7 +181,12 @@ def cmd_judge(args) -> int:
     config = JudgeConfig(epochs=args.epochs, layers=args.layers, lr=args.lr, max_length=args.max_length)
     embedder = get_relevance_embedder()
     data = judge_data(Path(args.documents).resolve(), config, embedder.embed)
-    if args.replay:
+    if args.transfer:  # the transfer step: general-domain groups only; the written dev groups still measure it
+        from .public_qa import squad_groups
+
+        data.train = squad_groups(Path(args.public_qa), args.transfer, config.seed, config.max_units)
+        data.counts.update(train_questions=0, train_claims=0, transfer_groups=len(data.train))
+    elif args.replay:
         from ..embedding import get_embedder
         from .groups import mine_groups
         from .judge import replayed_groups
