@@ -139,22 +139,56 @@ class Unit:
 
 @lru_cache(maxsize=8192)
 def read_units(passage: str) -> tuple[Unit, ...]:
-    """The passage's quotable units. A heading glued to the sentence under it (``heading_end``) is not quoted: it is
-    the sentence's subject. Nor is a cross-reference glued before a sentence (``reference_end``). A unit that refers
-    to a subject said before (``subject``) is also read after it: on the qa-v2 dev split the subject's reading alone
-    lowered how often the answering sentence ranked first (45 → 42 of 81), the better of the two did not (45)
-    (docs/relevance.md, "A sentence read with its subject"). Remembered per passage."""
+    """The passage's quotable units. A heading glued to the sentence under it (``heading_end``, or a line of the
+    passage that is a heading: ``_heading_lines``) is not quoted: it is the sentence's subject. Nor is a
+    cross-reference glued before a sentence (``reference_end``). A unit that refers to a subject said before
+    (``subject``) is also read after it: on the qa-v2 dev split the subject's reading alone lowered how often the
+    answering sentence ranked first (45 → 42 of 81), the better of the two did not (45) (docs/relevance.md, "A
+    sentence read with its subject"). Remembered per passage."""
     units = sentence_units(passage)
+    headings = _heading_lines(passage)
+    cuts = [_heading_cut(unit, headings) for unit in units]
+    bodies = tuple(unit[cut:].strip() for unit, cut in zip(units, cuts))  # a subject is read from a sentence
     out = []
     for i, unit in enumerate(units):
-        cut, reference = heading_end(unit), 0
+        cut, reference = cuts[i], 0
         if not cut:
             reference = reference_end(unit)
         quote = unit[cut or reference:].strip()
         if quotable(quote):
-            about = unit[:cut].strip() if cut else subject(units, i)
+            about = unit[:cut].strip() if cut else subject(bodies, i)
             out.append(Unit(i, quote, (quote, f"{about}: {quote}") if about else (quote,)))
     return tuple(out)
+
+
+def _heading_lines(passage: str) -> tuple[str, ...]:
+    """The passage's lines that are headings (``is_label``), longest first. The PDF set each on a line of its own,
+    so a unit opening with one has it glued on, even where ``heading_end`` sees no sentence start after it ("DOAC
+    Stroke Prevention Direct oral anticoagulants ...", "3.2.1 ECs Definition ECs are ...")."""
+    lines = {line.strip() for line in passage.split("\n")}
+    return tuple(sorted((h for h in lines if 0 < len(h.split()) <= MAX_HEADING_WORDS and is_label(h)), key=len,
+                        reverse=True))
+
+
+def _heading_cut(unit: str, headings: tuple[str, ...]) -> int:
+    """Where the headings glued to the front of ``unit`` end: a section's heading, then its subsection's line
+    ("4. KNOWLEDGE AND RISK MANAGEMENT ... 4.1 Knowledge Management As with ..."); 0 when it opens with none."""
+    cut = heading_end(unit) or _line_heading_end(unit, headings)
+    while cut and (more := _line_heading_end(unit[cut:], headings)):
+        cut += more
+    return cut
+
+
+def _line_heading_end(unit: str, headings: tuple[str, ...]) -> int:
+    """Where a heading line glued to the front of ``unit`` ends, when a whole quotable sentence follows it (a
+    capital or a digit after it); 0 otherwise. A table row keeps its header ("Test: Assay | Limit: ...")."""
+    if " | " in unit:
+        return 0
+    for heading in headings:
+        rest = unit[len(heading) + 1:]
+        if unit.startswith(heading + " ") and (rest[:1].isupper() or rest[:1].isdigit()) and quotable(rest):
+            return len(heading) + 1
+    return 0
 
 
 def scored_units(passage: str) -> tuple[str, ...]:

@@ -34,9 +34,10 @@ from .title import read_title
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-9"
-"""Bump when parsing or chunking changes, so unchanged files are re-chunked once (stored in documents.metadata, with
-the relevance embedder that computed the sentence vectors: another one re-ingests too, see ``pipeline_version``)."""
+PIPELINE_VERSION = "ingest-10"
+"""Bump when parsing, chunking or the units read from a chunk change (their vectors are stored), so unchanged files
+are re-chunked once (stored in documents.metadata, with the relevance embedder that computed the sentence vectors:
+another one re-ingests too, see ``pipeline_version``). ingest-10: a heading line glued to a sentence is cut off."""
 PIPELINE_KEY = "_ingest_pipeline"
 ISSUER_KEY = "_issuer"
 """In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads

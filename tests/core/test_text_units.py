@@ -35,6 +35,30 @@ def test_a_heading_glued_to_its_paragraph_is_its_subject_not_its_quote():
     assert heading_end("ICH Q8 Pharmaceutical Development Guideline recommends that the applicant do it.") == 0
 
 
+def test_a_heading_on_a_line_of_its_own_is_cut_off_whatever_word_opens_the_sentence():
+    # the demo's smoke documents and "3.2.1 ECs Definition ECs are ...": no function word opens the sentence, the
+    # line break says where the heading ends; the sentence after it reads its subject without the heading
+    text = ("Lecanemab in Early Alzheimer's\nLecanemab, an anti-amyloid-beta antibody, demonstrated a 27% reduction "
+            "in cognitive decline. The drug targets soluble amyloid-beta protofibrils.")
+    first, second = read_units(text)
+    assert first.quote.startswith("Lecanemab, an anti-amyloid-beta antibody")
+    assert first.readings[1] == f"Lecanemab in Early Alzheimer's: {first.quote}"
+    assert second.readings[1] == f"Lecanemab: {second.quote}"
+    # stacked headings: the section's (cut by heading_end) and its subsection's line
+    stacked = read_units("4. KNOWLEDGE AND RISK MANAGEMENT\n4.1 Knowledge Management\nAs with product development, "
+                         "knowledge management plays a critical role.")
+    assert [u.quote for u in stacked] == ["As with product development, knowledge management plays a critical role."]
+
+
+def test_a_table_row_keeps_its_header_and_a_heading_line_never_cuts_a_sentence_in_two():
+    row = "Release Tests\nTest: Assay | Limit: 95.0 to 105.0 percent of label claim."
+    assert read_units(row)[0].quote.startswith("Release Tests Test: Assay |")
+    # a sentence that opens with the heading's words is not cut: what would follow is no sentence ("units must")
+    text = "Quality Control\nThe firm must test every batch. Quality Control units must review every batch record."
+    assert [u.quote for u in read_units(text)] == [
+        "The firm must test every batch.", "Quality Control units must review every batch record."]
+
+
 def test_a_sentence_that_refers_back_is_also_read_with_its_subject():
     text = ("Lecanemab, an anti-amyloid-beta antibody, demonstrated a 27% reduction in cognitive decline. "
             "The drug targets soluble amyloid-beta protofibrils and received accelerated approval.")
