@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -138,15 +139,16 @@ class Unit:
 
 
 @lru_cache(maxsize=8192)
-def read_units(passage: str) -> tuple[Unit, ...]:
+def read_units(passage: str, headings: tuple[str, ...] | None = None) -> tuple[Unit, ...]:
     """The passage's quotable units. A heading glued to the sentence under it (``heading_end``, or a line of the
-    passage that is a heading: ``_heading_lines``) is not quoted: it is the sentence's subject. Nor is a
+    passage that is a heading: ``heading_lines``) is not quoted: it is the sentence's subject. Nor is a
     cross-reference glued before a sentence (``reference_end``). A unit that refers to a subject said before
     (``subject``) is also read after it: on the qa-v2 dev split the subject's reading alone lowered how often the
     answering sentence ranked first (45 → 42 of 81), the better of the two did not (45) (docs/relevance.md, "A
-    sentence read with its subject"). Remembered per passage."""
+    sentence read with its subject"). ``headings``: the passage's heading lines when it is read as one line (the
+    prompt's evidence, ``SelectedEvidence.headings``); None: its own lines. Remembered per passage."""
     units = sentence_units(passage)
-    headings = _heading_lines(passage)
+    headings = heading_lines(passage) if headings is None else _headings(headings)
     cuts = [_heading_cut(unit, headings) for unit in units]
     bodies = tuple(unit[cut:].strip() for unit, cut in zip(units, cuts))  # a subject is read from a sentence
     out = []
@@ -161,13 +163,16 @@ def read_units(passage: str) -> tuple[Unit, ...]:
     return tuple(out)
 
 
-def _heading_lines(passage: str) -> tuple[str, ...]:
+def heading_lines(passage: str) -> tuple[str, ...]:
     """The passage's lines that are headings (``is_label``), longest first. The PDF set each on a line of its own,
     so a unit opening with one has it glued on, even where ``heading_end`` sees no sentence start after it ("DOAC
     Stroke Prevention Direct oral anticoagulants ...", "3.2.1 ECs Definition ECs are ...")."""
-    lines = {line.strip() for line in passage.split("\n")}
-    return tuple(sorted((h for h in lines if 0 < len(h.split()) <= MAX_HEADING_WORDS and is_label(h)), key=len,
-                        reverse=True))
+    return _headings(line.strip() for line in passage.split("\n"))
+
+
+def _headings(lines: Iterable[str]) -> tuple[str, ...]:
+    found = {h for h in lines if 0 < len(h.split()) <= MAX_HEADING_WORDS and is_label(h)}
+    return tuple(sorted(found, key=lambda h: (-len(h), h)))
 
 
 def _heading_cut(unit: str, headings: tuple[str, ...]) -> int:

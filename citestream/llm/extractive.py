@@ -19,7 +19,9 @@ order, one Phase C row per chunk. Two structural rules, about the evidence and n
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 from ..embedding.batching import split_rows
@@ -29,6 +31,7 @@ from ..core.question_parts import part_slots, parts
 from ..core.slots import fills
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..models import QuestionReading
+from ..models.assembly import SelectedEvidence
 from ..core.policy import RelevancePolicy
 from ..core.text_units import read_units, refers_back, sentence_units
 from ..refusals import below_answer_threshold
@@ -101,6 +104,21 @@ def _for_each_part(asked: str, kept: list[Candidate], candidates: list[Candidate
     return extra
 
 
+_HEADINGS: ContextVar[dict[str, tuple[str, ...]] | None] = ContextVar("evidence_headings", default=None)
+
+
+@contextmanager
+def reading_headings(evidence: Sequence[SelectedEvidence]) -> Iterator[None]:
+    """The evidence's heading lines (``SelectedEvidence.headings``) for the backend, while generate runs it: the
+    prompt shows each chunk as one line, where a heading line glued to the sentence under it cannot be told apart
+    ("DOAC Stroke Prevention Direct oral ..."). Without them a block is read from its own text alone."""
+    token = _HEADINGS.set({e.chunk_id: tuple(e.headings) for e in evidence})
+    try:
+        yield
+    finally:
+        _HEADINGS.reset(token)
+
+
 class ExtractiveBackend:
     model_name = "extractive-v3"
 
@@ -132,7 +150,9 @@ class ExtractiveBackend:
     def choose(self, blocks: list[EvidenceBlock], question: str) -> list[Candidate]:
         units = {(order, position): unit for order, block in enumerate(blocks)
                  for position, unit in enumerate(sentence_units(block.text))}
-        readable = [(order, unit) for order, block in enumerate(blocks) for unit in read_units(block.text)]
+        headings = _HEADINGS.get() or {}
+        readable = [(order, unit) for order, block in enumerate(blocks)
+                    for unit in read_units(block.text, headings.get(block.chunk_id))]
         if not readable:
             return []
         reading = self.reader(question) if self.reader is not None else None
@@ -142,6 +162,7 @@ class ExtractiveBackend:
         candidates = [Candidate(float(s), order, unit.position, unit.quote, blocks[order],
                                 about=unit.about and unit.quote == units[(order, unit.position)])
                       for (order, unit), s in zip(readable, scores)]
+        units.update({(order, unit.position): unit.quote for order, unit in readable})  # context: no heading either
         slots = part_slots(asked) if reading is not None else (slot,)
         candidates = [c for c in candidates if any(fills(s, _with_list(c, units)) for s in slots)]  # a slot filled
         if not candidates:

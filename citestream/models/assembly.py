@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from .common import Contract, NoAnswer, QuestionReading, Scope, Sealed, SentenceScores, StampedEnvelope
 
+MAX_HEADINGS = 16
+MAX_HEADING_CHARS = 1000
 _SAFE_ID = re.compile(r"^[^\s|\[\]]+$")  # ids go inside the evidence header: no spaces, bars or brackets
 _SAFE_PDF = re.compile(r"^[^\x00-\x1f\x7f|\[\]#]+$")
 
@@ -88,6 +90,10 @@ class SelectedEvidence(Contract):
     pdf: str
     page: int = Field(ge=1)
     truncated: bool = Field(False, description="Cut at a sentence or word boundary by the per-chunk token cap")
+    headings: list[Annotated[str, Field(max_length=MAX_HEADING_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_HEADINGS,
+        description="The chunk's heading lines (``text_units.heading_lines``), sanitized: the prompt shows the chunk "
+                    "as one line, so the units quoted from it are read with these (never rendered in the prompt)")
 
     @property
     def source(self) -> str:

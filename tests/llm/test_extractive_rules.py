@@ -12,7 +12,10 @@ import pytest
 
 from citestream.models.evidence import render_evidence
 from citestream.llm import ExtractiveBackend
-from citestream.models.assembly import SelectedEvidence
+from citestream.llm.extractive import reading_headings
+from citestream.models.assembly import RetrievalResult, SelectedEvidence
+from citestream.qa.assemble.selection import select
+from citestream.core.policy import SelectionPolicy
 from citestream.core.policy import PROMPT_REFUSAL_LOCK
 from citestream.qa.assemble.prompt import render_prompt
 from citestream.core.text_units import content_terms, split_sentences
@@ -31,6 +34,24 @@ def answer(question: str, *texts: str) -> list[dict] | None:
 def said(rows: list[dict] | None) -> str:
     assert rows is not None, "refused"
     return " ".join(r["sentence"] for r in rows)
+
+
+def test_a_heading_line_is_never_quoted_though_the_prompt_shows_the_chunk_as_one_line():
+    # the demo's third smoke document: its title is a line of its own, the prompt's evidence is one line
+    chunk = ("Lecanemab in Early Alzheimer's\nLecanemab, an anti-amyloid-beta antibody, demonstrated a 27% reduction "
+             "in cognitive decline over 18 months in the CLARITY-AD trial. The drug targets soluble amyloid-beta "
+             "protofibrils and received FDA accelerated approval in 2023.")
+    row = RetrievalResult(chunk_id="c0", knowledge_id="k0", chunk_text=chunk, rank=0, similarity_score=0.5,
+                          pdf="smoke-003.pdf", page=1)
+    evidence = select([row], SelectionPolicy(), lambda text: len(text.split())).evidence
+    assert evidence[0].headings == ["Lecanemab in Early Alzheimer's"]
+    prompt = render_prompt(render_evidence(evidence), "What does lecanemab target?")
+    with reading_headings(evidence):
+        rows = json.loads(ExtractiveBackend().complete(prompt).text)["answer_sentences"]
+    assert said(rows).startswith("Lecanemab, an anti-amyloid-beta antibody")
+    assert "The drug targets soluble amyloid-beta protofibrils" in said(rows)
+    # without them (another backend's prompt, an old record) the block is read from its text alone, as before
+    assert said(answer("What does lecanemab target?", evidence[0].sanitized_text)).startswith("Lecanemab in Early")
 
 
 # ---------------------------------------------------------------- what the model judges

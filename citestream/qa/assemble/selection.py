@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ...core.tokens import TokenCount
-from ...models.assembly import DropRecord, RetrievalResult, SelectedEvidence
+from ...models.assembly import MAX_HEADING_CHARS, MAX_HEADINGS, DropRecord, RetrievalResult, SelectedEvidence
 from ...core.policy import SelectionPolicy
-from ...core.text_units import split_sentences, words
+from ...core.text_units import heading_lines, split_sentences, words
 from ...models.evidence import anchor, breaks_structure, render_evidence
 from ...core.sanitize import sanitize
 
@@ -52,6 +52,12 @@ class Selection:
 
 _chunk_text = lru_cache(maxsize=8192)(sanitize)
 """A chunk's sanitized text, remembered per chunk text (the same chunk comes back with every question about it)."""
+
+
+@lru_cache(maxsize=8192)
+def _headings(chunk_text: str) -> tuple[str, ...]:
+    """The chunk's heading lines as the prompt shows them (sanitized), at most ``MAX_HEADINGS``."""
+    return tuple(h for h in map(sanitize, heading_lines(chunk_text)) if 0 < len(h) <= MAX_HEADING_CHARS)[:MAX_HEADINGS]
 
 
 def rank_strict(rows: Sequence[RetrievalResult]) -> list[RetrievalResult]:
@@ -138,6 +144,7 @@ def select(rows: Sequence[RetrievalResult], policy: SelectionPolicy, count: Toke
             chunk_id=row.chunk_id, knowledge_id=row.knowledge_id, rank=row.rank,
             similarity_score=row.similarity_score, citation_anchor=anchor(len(out.evidence)),
             sanitized_text=cut or text, pdf=row.pdf, page=row.page, truncated=cut != text,
+            headings=list(_headings(row.chunk_text)),
         )
         if not cut or count(render_evidence([*out.evidence, candidate])) > policy.max_evidence_tokens:
             full = True

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...core.hashing import sha256_hex
 from ...llm import LLMBackend
 from ...llm.execution import execute
+from ...llm.extractive import reading_headings
 from ...models import GenerationRecord, LLMExecutionResult, PromptRecord
 from ...models.common import utcnow
 from ...relevance import carrying_record
@@ -41,7 +42,7 @@ def generate(record: PromptRecord, backend: LLMBackend, ledger: Ledger, max_atte
                                 no_answer=record.no_answer, reading=record.reading,
                                 sentence_scores=record.sentence_scores)
 
-    with carrying_record(record.sentence_scores) as carried:
+    with carrying_record(record.sentence_scores) as carried, reading_headings(bundle.selected_evidence):
         result = execute(backend, record.request_id, prompt.prompt_text, prompt.prompt_sha256, max_attempts,
                          backoff_s)
     ledger.append(LedgerEntry(

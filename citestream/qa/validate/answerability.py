@@ -12,7 +12,7 @@ from ...models.assembly import AnswerBundle, SelectedEvidence
 def related_clause(question: str, bundle: AnswerBundle, relevance) -> RelatedClause | None:
     """The quotable source unit the relevance model scores highest for the question (ties: evidence order), if
     any, read as every stage reads it (``text.read_units``)."""
-    units = [(unit, e) for e in bundle.selected_evidence for unit in read_units(e.sanitized_text)]
+    units = [(unit, e) for e in bundle.selected_evidence for unit in units_of(e)]
     if relevance is None or not units:
         return None
     flat = relevance.score(question, [r for u, _ in units for r in u.readings])
@@ -27,4 +27,9 @@ def row_readings(plain: str, evidence: SelectedEvidence) -> list[str]:
     """What the relevance model reads for an accepted row: the units of its chunk it quotes, as every stage reads
     them (a unit after its subject, ``text.read_units``); the row itself when it quotes none whole (a model that
     writes its own words). A row answers when one of them does."""
-    return [r for u in read_units(evidence.sanitized_text) if u.quote in plain for r in u.readings] or [plain]
+    return [r for u in units_of(evidence) if u.quote in plain for r in u.readings] or [plain]
+
+
+def units_of(evidence: SelectedEvidence):
+    """A chunk's units as the prompt shows it, read with its heading lines (as the backend read them)."""
+    return read_units(evidence.sanitized_text, tuple(evidence.headings))
