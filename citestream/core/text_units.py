@@ -148,8 +148,8 @@ def read_units(passage: str, headings: tuple[str, ...] | None = None) -> tuple[U
     sentence read with its subject"). ``headings``: the passage's heading lines when it is read as one line (the
     prompt's evidence, ``SelectedEvidence.headings``); None: its own lines. Remembered per passage."""
     units = sentence_units(passage)
-    headings = heading_lines(passage) if headings is None else _headings(headings)
-    cuts = [_heading_cut(unit, headings) for unit in units]
+    known = _headings(passage.split("\n") if headings is None else headings)
+    cuts = [_heading_cut(unit, known) for unit in units]
     bodies = tuple(unit[cut:].strip() for unit, cut in zip(units, cuts))  # a subject is read from a sentence
     out = []
     for i, unit in enumerate(units):
@@ -164,35 +164,46 @@ def read_units(passage: str, headings: tuple[str, ...] | None = None) -> tuple[U
 
 
 def heading_lines(passage: str) -> tuple[str, ...]:
-    """The passage's lines that are headings (``is_label``), longest first. The PDF set each on a line of its own,
-    so a unit opening with one has it glued on, even where ``heading_end`` sees no sentence start after it ("DOAC
-    Stroke Prevention Direct oral anticoagulants ...", "3.2.1 ECs Definition ECs are ...")."""
-    return _headings(line.strip() for line in passage.split("\n"))
+    """The passage's lines that are headings (``is_label``). The PDF set each on a line of its own, so a unit opening
+    with one has it glued on, even where ``heading_end`` sees no sentence start after it ("DOAC Stroke Prevention
+    Direct oral anticoagulants ...", "3.2.1 ECs Definition ECs are ...")."""
+    return tuple(sorted(_headings(passage.split("\n"))))
 
 
-def _headings(lines: Iterable[str]) -> tuple[str, ...]:
-    found = {h for h in lines if 0 < len(h.split()) <= MAX_HEADING_WORDS and is_label(h)}
-    return tuple(sorted(found, key=lambda h: (-len(h), h)))
+def _headings(lines: Iterable[str]) -> frozenset[str]:
+    spaced = (" ".join(line.split()) for line in lines)
+    return frozenset(h for h in spaced if 0 < h.count(" ") < MAX_HEADING_WORDS and is_label(h))
 
 
-def _heading_cut(unit: str, headings: tuple[str, ...]) -> int:
+MAX_STACKED_HEADINGS = 3
+"""Heading lines cut off one unit after the first cut: a subsection's, and two more (Q12's "3.2.1 ECs Definition")."""
+
+
+def _heading_cut(unit: str, headings: frozenset[str]) -> int:
     """Where the headings glued to the front of ``unit`` end: a section's heading, then its subsection's line
     ("4. KNOWLEDGE AND RISK MANAGEMENT ... 4.1 Knowledge Management As with ..."); 0 when it opens with none."""
     cut = heading_end(unit) or _line_heading_end(unit, headings)
-    while cut and (more := _line_heading_end(unit[cut:], headings)):
+    for _ in range(MAX_STACKED_HEADINGS):  # bounded: a unit of a hostile PDF may repeat one heading at length
+        more = _line_heading_end(unit[cut:], headings) if cut else 0
+        if not more:
+            break
         cut += more
     return cut
 
 
-def _line_heading_end(unit: str, headings: tuple[str, ...]) -> int:
-    """Where a heading line glued to the front of ``unit`` ends, when a whole quotable sentence follows it (a
-    capital or a digit after it); 0 otherwise. A table row keeps its header ("Test: Assay | Limit: ...")."""
-    if " | " in unit:
+def _line_heading_end(unit: str, headings: frozenset[str]) -> int:
+    """Where a heading line glued to the front of ``unit`` ends (the longest), when a whole quotable sentence follows
+    it (a capital or a digit after it); 0 otherwise. A table row keeps its header ("Test: Assay | Limit: ...").
+    Looks up the unit's first words, never each heading: linear in the unit whatever the passage holds."""
+    if not headings or " | " in unit:
         return 0
-    for heading in headings:
-        rest = unit[len(heading) + 1:]
-        if unit.startswith(heading + " ") and (rest[:1].isupper() or rest[:1].isdigit()) and quotable(rest):
-            return len(heading) + 1
+    tokens = unit.split(" ", MAX_HEADING_WORDS)
+    for n in range(min(len(tokens) - 1, MAX_HEADING_WORDS), 0, -1):
+        heading = " ".join(tokens[:n])
+        if heading in headings:
+            rest = unit[len(heading) + 1:]
+            if (rest[:1].isupper() or rest[:1].isdigit()) and quotable(rest):
+                return len(heading) + 1
     return 0
 
 

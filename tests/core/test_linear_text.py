@@ -131,7 +131,8 @@ ENTRIES = [
     Entry("mentions", "a claim's mentions of its document", lambda t: without(t, mentions(t, _NAME)), 10,
           ("Under 21 CFR Part 820 the QMSR ", "the the Q9 ", "PIC/S GDP Guide ")),
     Entry("sentences", "sentence splitting and units", lambda t: (split_sentences(t), read_units(t),
-                                                                 scored_units(t)), 8, ("e.g. ", "Fig. 1. ", "U.S. ")),
+                                                                 scored_units(t)), 8,
+          ("e.g. ", "Fig. 1. ", "U.S. ", "Quality Control\n", "Quality Control\nThe firm tests it. ")),
     Entry("chunking", "chunking", lambda t: group_parents(child_pieces_from_blocks(
         [Block(1, t), Block(1, t, "table"), Block(2, t, "list")])), 3),
     Entry("layout-lines", "layout: pages of lines", lambda t: extract_blocks(_pages(t, lines=True)), 20,
