@@ -3,7 +3,7 @@ when nothing answers (the near miss; its refusal is ``refusals.near_miss``)."""
 
 from __future__ import annotations
 
-from ...core.text_units import read_units
+from ...core.text_units import Unit, read_units
 from ...embedding.batching import split_rows
 from ...models.answer import RelatedClause
 from ...models.assembly import AnswerBundle, SelectedEvidence
@@ -30,6 +30,6 @@ def row_readings(plain: str, evidence: SelectedEvidence) -> list[str]:
     return [r for u in units_of(evidence) if u.quote in plain for r in u.readings] or [plain]
 
 
-def units_of(evidence: SelectedEvidence):
+def units_of(evidence: SelectedEvidence) -> tuple[Unit, ...]:
     """A chunk's units as the prompt shows it, read with its heading lines (as the backend read them)."""
     return read_units(evidence.sanitized_text, tuple(evidence.headings))
