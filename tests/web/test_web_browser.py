@@ -89,7 +89,8 @@ def test_ask_shows_the_answer_with_its_citations(page, web_stack):
     assert "70%" in card.locator(".sentence").first.inner_text()
     link = card.locator(".cite-link").first
     assert link.inner_text() == "(smoke-001.pdf, page 1)"
-    assert link.get_attribute("href").startswith("/cite?chunk=smoke-001-chunk-0&quote=DOAC%20Stroke")  # its sentence
+    # its sentence, whole, never the heading line above it ("DOAC Stroke Prevention")
+    assert link.get_attribute("href").startswith("/cite?chunk=smoke-001-chunk-0&quote=Direct%20oral%20anticoagulants")
     plain(card)
     fits(page, "#answers")
     card.locator("details.ops summary").click()  # for operators: the request, index, policy and timings
