@@ -16,17 +16,15 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from sqlalchemy import text
-
 from citestream.deps import get_deps
-from citestream.eval.sets import contains_phrase, load_set
+from citestream.eval.misses import answering_chunks
+from citestream.eval.sets import load_set
 from citestream.qa.retrieve.candidates import gather
 from citestream.qa.retrieve.expansion import expand_query
 from citestream.qa.retrieve.facts import search_chunks
 from citestream.qa.retrieve.lexicon import corpus_lexicon
 from citestream.qa.retrieve.reading import read_question
 from citestream.qa.retrieve.scope import asked_scope
-from citestream.store.scopes import Among
 
 SETS = ("tests/golden/qa_v2_dev.jsonl", "tests/golden/qa_docs_dev.jsonl")
 
@@ -43,13 +41,9 @@ def main() -> None:
     lexicon = corpus_lexicon(search, None)
     rows = []
     for item in items:
-        with deps.engine.connect() as conn:
-            answering = {cid for pdf, page in item.expected_pages for cid, body in conn.execute(
-                text("SELECT chunk_id, text FROM chunks WHERE pdf = :pdf AND page = :page"), {"pdf": pdf, "page": page})
-                if contains_phrase(body, item.must_contain_any)}
+        answering = answering_chunks(deps.engine, item)
         asked = asked_scope(item.question, "MIXED", search.authorities(), search.issuers())
-        scope = "MIXED" if asked.authorities is None else (
-            Among(asked.authorities, asked.issuers) if asked.issuers else asked.authorities)
+        scope = asked.searched("MIXED")
         variants = expand_query(item.question, lexicon=lexicon)
         fused = [h.chunk_id for h in gather(variants, deps.embedder.embed_together(variants), scope, search,
                                             policy.retrieval, policy.retrieval.top_k).hits]

@@ -133,17 +133,14 @@ def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=
     return Miss(**base, cls="other", detail=f"{outcome}; answer in the facts, not in the evidence")
 
 
-def _chunk_holds(engine, item: GoldenItem) -> bool:
-    """Some stored chunk on an expected page holds an answer phrase whole."""
+def answering_chunks(engine, item: GoldenItem) -> set[str]:
+    """The stored chunks on an expected page that hold an answer phrase whole."""
     from sqlalchemy import text
 
     with engine.connect() as conn:
-        for pdf, page in item.expected_pages:
-            rows = conn.execute(text("SELECT text FROM chunks WHERE pdf = :pdf AND page = :page"),
-                                {"pdf": pdf, "page": page})
-            if any(contains_phrase(r[0], item.must_contain_any) for r in rows):
-                return True
-    return False
+        return {chunk_id for pdf, page in item.expected_pages for chunk_id, body in conn.execute(
+            text("SELECT chunk_id, text FROM chunks WHERE pdf = :pdf AND page = :page"), {"pdf": pdf, "page": page})
+            if contains_phrase(body, item.must_contain_any)}
 
 
 def run(items: list[GoldenItem], deps) -> list[tuple]:
@@ -225,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
                          "runner_up": None if prompt is None else runner_up(  # what the confidence label reads
                              prompt.sentence_scores, prompt.answer_bundle,
                              {s.chunk_id for s in answer.sentences} if answer else set())})
-            miss = classify(item, facts, prompt, answer, outcome, lambda i: _chunk_holds(deps.engine, i), open_facts)
+            miss = classify(item, facts, prompt, answer, outcome, lambda i: bool(answering_chunks(deps.engine, i)),
+                            open_facts)
             if miss is not None:
                 miss.set = name
                 misses.append(miss)

@@ -31,8 +31,9 @@ REPEAT_SHARE = 0.4  # a line on this share of pages (and on at least 2) is a run
 
 _PAGE_NUMBER = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
 _PAGE_OF = re.compile(r"\bpage\s+\d{1,4}\s*(?:of|/)\s*\d{1,4}\s*$", re.I)  # "... (enhanced display) page 2 of 7"
-_BULLET_SIGNS = BULLET_SIGNS + "○■□➢►·\uf0b7\uf0a7"  # the symbol fonts' bullets too
-_BULLET = re.compile(r"^(?:[○■□➢►\-–*" + BULLET_SIGNS + r"]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
+_SHAPES = "○■□➢►"  # bullets a layout draws beyond the shared set
+_BULLET_SIGNS = BULLET_SIGNS + _SHAPES + "·\uf0b7\uf0a7"  # ... and the symbol fonts' (a bold one is no heading)
+_BULLET = re.compile(r"^(?:[\-–*" + BULLET_SIGNS + _SHAPES + r"]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
 _NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
 _TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
 _HYPHENATED = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+")

@@ -48,13 +48,11 @@ class Conflict:
     on the best one)."""
 
 
-def conflict(claim: str, sentence: str, authority: str = "", named: list[Mention] | None = None,
-             rest: str | None = None) -> Conflict | None:
-    """``named``: where the claim names the sentence's own document; its numbers ("21 CFR Part 820") are no
-    quantities, and a doer among its words is the document ("PI 044-1 applies" for "This document applies").
-    ``rest``: the claim without those words, when the caller has it already."""
-    named = named or []
-    numbers = check_numbers(without(claim, named) if rest is None else rest, sentence)
+def conflict(claim: str, sentence: str, authority: str, named: list[Mention], rest: str) -> Conflict | None:
+    """``named``: where the claim names the sentence's own document, and ``rest`` the claim without those words
+    (``documents.without``); its numbers ("21 CFR Part 820") are no quantities, and a doer among its words is the
+    document ("PI 044-1 applies" for "This document applies")."""
+    numbers = check_numbers(rest, sentence)
     if numbers.conflicting:
         return Conflict("numbers disagree with the evidence: " + ", ".join(q.text for q in numbers.conflicting), False)
     structural = structural_conflict(claim, sentence, authority, frozenset(w for m in named for w in m.words))

@@ -22,7 +22,6 @@ from ...refusals import not_relevant, withheld, wrong_authority
 from ...relevance import RelevanceModel, carrying
 from .scope import asked_scope
 from ...store import ChunkSearch
-from ...store.scopes import Among
 from ...store.search import Scope
 from .candidates import gather
 from .expansion import expand_query
@@ -90,8 +89,7 @@ def find_facts(question: QuestionEvent, index: ChunkSearch, index_version: str, 
     if asked.refusal:
         return FactsRecord(**common, facts=[], retrieval_trace=RetrievalTrace(stages=["scope"]), relevance=gate(),
                            no_answer=wrong_authority(asked.refusal))
-    scope: Scope = question.scope if asked.authorities is None else (
-        Among(asked.authorities, asked.issuers) if asked.issuers else asked.authorities)
+    scope = asked.searched(question.scope)
     with carrying(relevance.name, reading.asked) if relevance is not None else nullcontext() as carried:
         selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance,
                                          relevance_policy, index_version, reading.asked)

@@ -19,6 +19,8 @@ from collections.abc import Set
 from dataclasses import dataclass
 
 from ...core.regulators import ASKED, BY_NAME
+from ...store.scopes import Among
+from ...store.search import Scope
 
 SCOPE_OF = {name: BY_NAME[name].scope for name in ASKED}
 
@@ -41,6 +43,13 @@ class AskedScope:
     inferred: bool = False                   # narrowed from the question, not by the publisher
     refusal: str | None = None               # why no indexed document may answer, when none may
     issuers: tuple[str, ...] = ()            # regulators without a scope, searched by their documents' issuer
+
+    def searched(self, published: str) -> Scope:
+        """What retrieval searches: the publisher's scope when the question narrows nothing, else these authorities
+        and issuers."""
+        if self.authorities is None:
+            return published
+        return Among(self.authorities, self.issuers) if self.issuers else self.authorities
 
 
 def asked_scope(question: str, scope: str, indexed: set[str], issuers: Set[str] = frozenset()) -> AskedScope:
