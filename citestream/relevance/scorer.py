@@ -54,6 +54,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 log = logging.getLogger("citestream.relevance")
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"
+"""The question judge the package ships (``CITESTREAM_RERANKER_MODEL`` empty)."""
+SHIPPED_CLAIM_DIR = Path(__file__).resolve().parent / "claim_weights"
+"""The claim judge the package ships (``CITESTREAM_VERIFY_RERANKER_MODEL`` empty): docs/judge.md says why two."""
 MAX_LENGTH = 256
 CACHE_SIZE = 50_000
 VECTOR_CACHE_SIZE = 50_000  # 384 float32 each: ~75 MB at most
@@ -365,10 +368,13 @@ def get_relevance_model(name_or_path: str = "", embedding_weight: float = EMBEDD
                           onnx_recipe=onnx_recipe)
 
 
-def relevance_model_for(settings, embedding_weight: float | None = None) -> RelevanceModel:
-    """The process' model as the settings describe it (``CITESTREAM_RERANKER_MODEL``, ``..._EMBEDDING_WEIGHT``,
-    ``..._CROSS_K``); ``embedding_weight`` overrides the setting (the claim judge's blend)."""
-    weight = settings.relevance_embedding_weight if embedding_weight is None else embedding_weight
+def relevance_model_for(settings, claims: bool = False) -> RelevanceModel:
+    """The process' model as the settings describe it: the question judge (``CITESTREAM_RERANKER_MODEL``,
+    ``..._RELEVANCE_EMBEDDING_WEIGHT``, ``..._CROSS_K``), or with ``claims`` the claim judge's cross-encoder
+    (``CITESTREAM_VERIFY_RERANKER_MODEL``, ``..._VERIFY_EMBEDDING_WEIGHT``)."""
+    name, weight = settings.reranker_model, settings.relevance_embedding_weight
+    if claims:
+        name, weight = settings.verify_reranker_model or str(SHIPPED_CLAIM_DIR), settings.verify_embedding_weight
     onnx_dir = settings.state_dir / "models" / "onnx" if settings.judge_runtime.startswith("onnx-") else None
     recipe = "static" if settings.judge_runtime == "onnx-int8-static" else "dynamic"
-    return get_relevance_model(settings.reranker_model, weight, settings.relevance_cross_k, onnx_dir, recipe)
+    return get_relevance_model(name, weight, settings.relevance_cross_k, onnx_dir, recipe)
