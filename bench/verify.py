@@ -77,8 +77,8 @@ def run_inprocess() -> list[dict]:
         t_ingest = time.monotonic() - started
         verdicts = {}
         for request in claims:
-            result = verify_claims(request, RelevanceJudge(deps.relevance),
-                                   pack_finder(deps.search, deps.embedder, deps.policy, deps.relevance),
+            result = verify_claims(request, RelevanceJudge(deps.claim_relevance),
+                                   pack_finder(deps.search, deps.embedder, deps.policy, deps.claim_relevance),
                                    deps.policy.version)
             verdicts[request.claims[0].id] = result.outputs.claim_verdicts[0].verdict
         total = time.monotonic() - started

@@ -116,6 +116,9 @@ class Settings(BaseSettings):
         0.6, gt=0, le=1, description="From this score the claim judge takes a sentence for a restatement of the claim: "
                                      "the claim's other words may be its own (its doers, numbers, names and polarity "
                                      "must still match)")
+    verify_reranker_model: str = Field(
+        "", description="The claim judge's cross-encoder (claims and premises): a folder; empty = the judge "
+                        "(CITESTREAM_RERANKER_MODEL)")
     verify_embedding_weight: float = Field(
         0.3, ge=0, le=1, description="The relevance embedder's cosine share in the claim judge's score, beside the "
                                      "judge's (chosen on the claims dev sets, docs/experiments/2026-11-27-judge.md)")

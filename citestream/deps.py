@@ -119,24 +119,23 @@ class Deps:
 
     @cached_property
     def relevance(self):
-        return self._relevance_model(self.settings.relevance_embedding_weight)
+        return self._relevance_model()
 
     @cached_property
     def claim_relevance(self):
-        """The relevance model of claim verification (its pack's rerank and the judge): the blend
-        ``CITESTREAM_VERIFY_EMBEDDING_WEIGHT`` names, sharing the answer flow's model when the weights agree."""
+        """The claim judge (claims, premises, and the pack that grounds them): the cross-encoder
+        ``CITESTREAM_VERIFY_RERANKER_MODEL`` and the blend ``CITESTREAM_VERIFY_EMBEDDING_WEIGHT`` name, sharing the
+        question judge when both are the same."""
         from .relevance import ClaimRelevance
 
-        if self.settings.verify_embedding_weight == self.settings.relevance_embedding_weight:
-            return ClaimRelevance(self.relevance)
-        return ClaimRelevance(self._relevance_model(self.settings.verify_embedding_weight))
+        return ClaimRelevance(self._relevance_model(claims=True))
 
-    def _relevance_model(self, embedding_weight: float):
-        """The settings' relevance model at ``embedding_weight``, reading the sentence vectors ingest stored."""
+    def _relevance_model(self, claims: bool = False):
+        """The settings' question judge, or claim judge, reading the sentence vectors ingest stored."""
         from .relevance import relevance_model_for
         from .store import SentenceVectors
 
-        model = relevance_model_for(self.settings, embedding_weight)
+        model = relevance_model_for(self.settings, claims)
         model.read_stored_vectors(SentenceVectors(self.engine).fetch)
         return model
 

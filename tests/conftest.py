@@ -85,6 +85,15 @@ def relevance():
     return relevance_model_for(get_settings())
 
 
+@pytest.fixture(scope="session")
+def claim_relevance():
+    """The claim judge the package ships, asked as the product asks it (its own cross-encoder, blend and prefix)."""
+    from citestream.config import get_settings
+    from citestream.relevance import ClaimRelevance, relevance_model_for
+
+    return ClaimRelevance(relevance_model_for(get_settings(), claims=True))
+
+
 def pytest_collection_modifyitems(items):
     """Tests on the corpus database run last, so its background ingest (``corpus_ingest``) overlaps the rest."""
     items.sort(key=lambda item: "corpus" in getattr(item, "fixturenames", ()))  # stable: order kept otherwise

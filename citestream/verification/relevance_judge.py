@@ -2,7 +2,9 @@
 if one of them agrees with it on who does what, polarity, every number and every name. Fail closed.
 
 * Every sentence unit of the pack is scored with the claim (the relevance model's blend at the claim weight).
-* The best unit must reach ``support_threshold``; below it nothing in the pack states the claim: ``unclear``.
+* The best unit must reach ``support_threshold``; below it nothing in the pack states the claim: ``unclear``,
+  unless the best unit, from ``CONFLICT_FLOOR``, states a clause of the claim with another doer or the opposite
+  polarity (``structure``): ``fail`` ("… is selected by the applicant" against "FDA selects …" scores 0.28).
 * The ``CANDIDATES`` best units above the threshold are read in score order. A unit that states a clause of the
   claim with another doer or the opposite polarity (``structure``) makes it ``fail``; so does any conflict on the
   best unit (a number of the same unit that disagrees, a negation on one side only, an opposite direction,
@@ -37,6 +39,9 @@ SUPPORT_THRESHOLD = 0.3
 PARAPHRASE_THRESHOLD = 0.6
 """Chosen with the judge on the four claims dev sets (docs/experiments/2026-11-27-judge.md): no false pass on any."""
 CANDIDATES = 3
+CONFLICT_FLOOR = 0.15
+"""Below the support threshold, from this score, the best unit is still read for a structural conflict (it can only
+fail the claim, never pass it)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,12 @@ class RelevanceJudge:
         scores = self.relevance.score(claim.text, [u for u, _, _ in units])
         order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
         if scores[order[0]] < self.support_threshold:
+            unit, chunk, _ = units[order[0]]
+            named = [m for c in holders[unit] for m in mentions(claim.text, _document(c))]
+            found = (conflict(claim.text, unit, _authority(chunk), named, without(claim.text, named))
+                     if scores[order[0]] >= CONFLICT_FLOOR else None)
+            if found and found.structural:
+                return self._verdict(claim, "fail", found.why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
             return self._verdict(claim, "unclear", f"no sentence states the claim (best support "
                                                    f"{scores[order[0]]:.2f} < {self.support_threshold})")
         first_gap: list[str] = []

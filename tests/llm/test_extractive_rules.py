@@ -57,8 +57,6 @@ def test_a_heading_line_is_never_quoted_though_the_prompt_shows_the_chunk_as_one
 # ---------------------------------------------------------------- what the model judges
 
 
-@pytest.mark.xfail(strict=True, reason="the judge ranks the sentence without the time first (PyTorch 0.97 / 0.81, int8 "
-                   "0.98 / 0.64); in fp32 the second is within keep_ratio and both are quoted, in int8 it is not")
 def test_a_time_question_is_answered_by_the_sentence_with_the_time():
     rows = answer("How quickly must the applicant notify FDA after a patent action is filed?",
                   "The applicant must notify FDA in writing after a patent action is filed against the applicant. "

@@ -196,19 +196,24 @@ def test_weights_that_do_not_fit_the_base_model_are_refused():
         Embedder(delta={"encoder.layer.9.output.dense.weight": torch.zeros(2, 2)})
 
 
-def test_the_claim_judge_scores_with_the_blend_the_settings_name_over_the_same_cross_encoder(relevance):
-    """Answers score with the judge beside the cosine (0.3); claims with the blend chosen on the claims dev sets
-    (CITESTREAM_VERIFY_EMBEDDING_WEIGHT), whose cross-encoder is the one loaded once per process."""
+def test_claims_are_judged_by_their_own_cross_encoder_with_the_blend_the_settings_name(relevance):
+    """Answers score with the question judge beside the cosine (0.3); claims with the claim judge (its own weights:
+    the question judge passed a false claim on dev, docs/judge.md) at the blend chosen on the claims dev sets
+    (CITESTREAM_VERIFY_EMBEDDING_WEIGHT); one folder named for both loads its encoder once."""
     from citestream.deps import Deps
+    from citestream.relevance.scorer import SHIPPED_CLAIM_DIR
 
     settings = get_settings()
     deps = Deps(settings)
     claims = deps.claim_relevance
     assert deps.relevance.embedding_weight == settings.relevance_embedding_weight == 0.3
-    assert settings.verify_embedding_weight == 0.3 and claims.model is deps.relevance  # the same blend: one model
+    assert claims.model.embedding_weight == settings.verify_embedding_weight == 0.3
+    assert claims.model.encoder_name.endswith(file_sha256(SHIPPED_CLAIM_DIR / DELTA_FILE)[:12])
+    assert claims.model.encoder_name != deps.relevance.encoder_name
     assert claims.prefix == "claim: "  # the judge reads a claim as it was trained to
-    other = Deps(settings.model_copy(update={"verify_embedding_weight": 0.7})).claim_relevance
-    assert other.model.embedding_weight == 0.7 and other.model._encoder is deps.relevance._encoder
+    same = Deps(settings.model_copy(update={"verify_reranker_model": str(SHIPPED_DIR), "verify_embedding_weight": 0.7}))
+    assert same.claim_relevance.model.embedding_weight == 0.7
+    assert same.claim_relevance.model._encoder is deps.relevance._encoder
 
 
 def test_a_text_that_holds_every_word_the_question_asks_about_gets_the_coverage_bonus(relevance):

@@ -16,13 +16,10 @@ from citestream.verification.structure import participants, structural_conflict
 
 
 @pytest.fixture(scope="module")
-def judge():
-    """The judge as the product runs it: the cross-encoder blended with the relevance embedder at the claim weight."""
-    from citestream.config import get_settings
-    from citestream.relevance import relevance_model_for
-
-    settings = get_settings()
-    return RelevanceJudge(relevance_model_for(settings, settings.verify_embedding_weight))
+def judge(claim_relevance):
+    """The judge as the product runs it: the claim judge's cross-encoder blended with the relevance embedder at the
+    claim weight, asked with its prefix."""
+    return RelevanceJudge(claim_relevance)
 
 
 def verdict(judge, claim: str, sentence: str) -> str:

@@ -35,18 +35,18 @@ def test_golden_set_shape():
 
 
 @pytest.fixture(scope="module")
-def claims_pack(corpus, embedder, relevance):
+def claims_pack(corpus, embedder, claim_relevance):
     """Packs from the corpus database the parity suite also uses (the corpus is ingested once per session)."""
     from citestream.core.policy import DEFAULT_POLICY
 
-    find = pack_finder(ChunkSearch(engine_for(corpus.database_url)), embedder, DEFAULT_POLICY, relevance)
+    find = pack_finder(ChunkSearch(engine_for(corpus.database_url)), embedder, DEFAULT_POLICY, claim_relevance)
     return lambda text: find(text, "MIXED", 8)[0]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(SETS))
-def test_relevance_judge_is_fail_closed_on_every_claims_set(name, claims_pack, relevance):
-    report = score_claims(SETS[name], RelevanceJudge(relevance), claims_pack)
+def test_relevance_judge_is_fail_closed_on_every_claims_set(name, claims_pack, claim_relevance):
+    report = score_claims(SETS[name], RelevanceJudge(claim_relevance), claims_pack)
     print(name, {k: v for k, v in report.items() if k != "results"})
     assert not report["false_passes"]          # fail closed: nothing unsupported passes
     for result in report["results"]:
@@ -78,12 +78,12 @@ def _pack(text: str, pdf: str, authority: str):
                                                 metadata={"pdf": pdf, "page": 1, "authority": authority})])
 
 
-def test_a_restatement_passes_but_a_changed_name_reference_or_restrictor_does_not(relevance):
+def test_a_restatement_passes_but_a_changed_name_reference_or_restrictor_does_not(claim_relevance):
     """The model judges the wording; names (also the document's: "ICH Q9" for Q9_Guideline.pdf), section
     references and restrictors stay exact."""
     from citestream.models.verdicts import Claim
 
-    judge = RelevanceJudge(relevance)
+    judge = RelevanceJudge(claim_relevance)
 
     def verdict(claim: str, text: str, pdf: str = "ANDA_Formal_Meetings.pdf", authority: str = "FDA") -> str:
         return judge.judge(Claim(id="c", text=claim), _pack(text, pdf, authority)).verdict

@@ -18,6 +18,11 @@ def test_high_needs_a_high_score_and_no_close_passage_elsewhere():
     assert confidence_label(sentences(0.88), "High", POLICY, other=None) == "Medium"  # the model's word is not enough
 
 
+def test_a_question_with_the_askers_background_is_never_high():
+    """The judge scored the asking sentence alone: whether the asker's situation changes the answer is not in it."""
+    assert confidence_label(sentences(0.95), "High", POLICY, other=0.5, background=True) == "Medium"
+
+
 def test_the_model_may_lower_the_label_never_raise_it():
     assert confidence_label(sentences(0.95), "Low", POLICY, other=None) == "Low"
     assert confidence_label(sentences(0.5), "High", POLICY, other=None) == "Medium"
