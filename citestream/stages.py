@@ -75,7 +75,7 @@ def validate_answer(generation: GenerationRecord, deps: Deps) -> ValidatedAnswer
     problem = generation_problem(generation, deps.provenance)
     if problem:
         raise RecordRejected("PROVENANCE_MISMATCH", problem)
-    return validate(generation, deps.policy, deps.relevance)
+    return validate(generation, deps.policy, deps.relevance, deps.claim_relevance.model)
 
 
 def ingest_documents(request: IngestRequest, deps: Deps) -> IngestResult:

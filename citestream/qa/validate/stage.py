@@ -22,14 +22,16 @@ from .rows import check_row
 from .synthesis import Synthesis, ValidationFailure, json_wrapped_lock, reply_payload, validate_synthesis
 
 
-def validate(record: GenerationRecord, policy: Policy, relevance=None) -> ValidatedAnswer:
+def validate(record: GenerationRecord, policy: Policy, relevance=None, second=None) -> ValidatedAnswer:
     """R5 + Phase C for one generation; never raises for anything the model wrote.
 
     ``relevance`` is the relevance model; the stage always passes it, and it reads the sentence scores the record
     carries (``relevance.carried``). Without it (unit tests of the other rules) the answerability check is skipped.
+    ``second`` is the second judge the High label asks (``confidence_label``); the stage passes the claim judge's
+    cross-encoder.
     """
     with carrying_record(record.sentence_scores):
-        return _validate(record, policy, relevance)
+        return _validate(record, policy, relevance, second)
 
 
 _LEVELS = ("Low", "Medium", "High")
@@ -47,24 +49,35 @@ def runner_up(scores: SentenceScores | None, bundle, cited: set[str]) -> float |
 
 
 def confidence_label(sentences: list[AnswerSentence], stated: str, policy, other: float | None = None,
-                     background: bool = False) -> str:
+                     background: bool = False, agreement: float | None = None) -> str:
     """The answer's label, a promise to the reader: High when its best sentence's relevance score reaches
-    ``high_confidence``, no passage it does not cite (``other``) comes within ``high_margin`` of it (both chosen
-    on dev so that High answers are right at least nine times in ten: docs/judge.md, "Confidence"), and the
-    question came without ``background``, else Medium. The judge scores the asking sentence alone, so a score says
-    nothing of whether the asker's situation changes the answer (on dev, answers scoring 0.8 or more were right 6
-    of 11 times with background, 67 of 78 without). The model's own label may lower it, never raise it; with no
-    score (no relevance model) the model's label stands."""
+    ``high_confidence``, no passage it does not cite (``other``) comes within ``high_margin`` of it, the second
+    judge (``agreement``: its best score for the answer's sentences) reaches ``high_agreement``, and the question
+    came without ``background``; else Medium. All chosen on dev so that High answers are right at least nine times
+    in ten by the Wilson bound (docs/judge.md, "Confidence"): two judges trained apart are wrong together less often
+    than one alone, and the judge scores the asking sentence alone, so its score says nothing of whether the
+    asker's situation changes the answer. The model's own label may lower it, never raise it; with no score (no
+    relevance model) the model's label stands; with no second judge its condition is not asked."""
     scores = [s.relevance for s in sentences if s.relevance is not None]
     if not scores:
         return stated
     best = max(scores)
     clear = other is None or best - other >= policy.high_margin
-    measured = "High" if best >= policy.high_confidence and clear and not background else "Medium"
+    agreed = agreement is None or agreement >= policy.high_agreement
+    measured = "High" if best >= policy.high_confidence and clear and agreed and not background else "Medium"
     return min(measured, stated, key=_LEVELS.index) if stated in _LEVELS else measured
 
 
-def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedAnswer:
+def second_opinion(second, asked: str, sentences: list[AnswerSentence], policy) -> float | None:
+    """The second judge's best score for the answer's sentences, asked only when the first judge's would make the
+    answer High (one pass of a sentence or two); None without a second judge."""
+    scores = [s.relevance for s in sentences if s.relevance is not None]
+    if second is None or not scores or max(scores) < policy.high_confidence:
+        return None
+    return float(max(second.score(asked, [s.text for s in sentences])))
+
+
+def _validate(record: GenerationRecord, policy: Policy, relevance, second) -> ValidatedAnswer:
     common = dict(**record.carry(), question=record.question, scope=record.scope, reading=record.reading,
                   prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
     asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
@@ -143,7 +156,8 @@ def _validate(record: GenerationRecord, policy: Policy, relevance) -> ValidatedA
                     "answer_threshold": threshold}
     other = runner_up(record.sentence_scores, record.answer_bundle, {s.chunk_id for s in sentences})
     background = bool(record.reading and record.reading.background.strip())
-    confidence = confidence_label(sentences, synthesis.confidence, policy.relevance, other, background)
+    agreement = None if background else second_opinion(second, asked, sentences, policy.relevance)
+    confidence = confidence_label(sentences, synthesis.confidence, policy.relevance, other, background, agreement)
     return ValidatedAnswer(
         **common, status="answered", answer_text=render_answer(sentences, confidence), sentences=sentences,
         confidence=confidence, classification=classify(sentences), generation_status="OK",

@@ -2,7 +2,7 @@
 
 from citestream.core.policy import RelevancePolicy
 from citestream.models.answer import AnswerSentence
-from citestream.qa.validate.stage import confidence_label
+from citestream.qa.validate.stage import confidence_label, second_opinion
 
 POLICY = RelevancePolicy()
 
@@ -12,10 +12,24 @@ def sentences(*scores: float | None) -> list[AnswerSentence]:
                            relevance=s) for i, s in enumerate(scores)]
 
 
-def test_high_needs_a_high_score_and_no_close_passage_elsewhere():
-    assert confidence_label(sentences(0.95), "High", POLICY, other=0.5) == "High"
-    assert confidence_label(sentences(0.95), "High", POLICY, other=0.9) == "Medium"  # another passage as close
-    assert confidence_label(sentences(0.88), "High", POLICY, other=None) == "Medium"  # the model's word is not enough
+def test_high_needs_a_high_score_from_both_judges():
+    assert confidence_label(sentences(0.95), "High", POLICY, other=0.5, agreement=0.93) == "High"
+    assert confidence_label(sentences(0.95), "High", POLICY, other=0.5, agreement=0.80) == "Medium"  # judges differ
+    assert confidence_label(sentences(0.80), "High", POLICY, other=None, agreement=0.99) == "Medium"  # the first low
+
+
+def test_the_second_judge_is_asked_only_when_the_first_would_make_it_high():
+    class Second:
+        asked: list = []
+
+        def score(self, question, texts):
+            self.asked.append(texts)
+            return [0.5 + 0.1 * i for i in range(len(texts))]
+
+    second = Second()
+    assert second_opinion(second, "q", sentences(0.95, 0.9), POLICY) == 0.6 and second.asked == [["A sentence."] * 2]
+    assert second_opinion(second, "q", sentences(0.70), POLICY) is None and len(second.asked) == 1
+    assert second_opinion(None, "q", sentences(0.95), POLICY) is None
 
 
 def test_a_question_with_the_askers_background_is_never_high():
