@@ -106,7 +106,7 @@ class RelevancePolicy:
     requirement_sentences: int = 6  # ... when the question asks what something requires (the answer's row limit)
     high_confidence: float = 0.85   # an answer is labelled High when its best sentence scores this (0.91 in qa-v3)
     high_margin: float = 0.0        # ... no passage it does not cite scores within this of it (0.10 in qa-v3)
-    high_agreement: float = 0.90    # ... and the second judge scores one of its sentences this (qa-v3.1)
+    high_agreement: float = 0.90    # ... and the second judge scores one of its sentences this (qa-v3.2)
 
     def threshold_for(self, slots: tuple[str, ...]) -> float:
         """The score an answer sentence needs: lower when the question asks for one value (a time, a number), since
@@ -123,14 +123,14 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
-    # qa-v3.1: the question judge of the transfer recipe, the claim judge apart; High asks both judges (0.85 and
-    # 0.90) and a question without background (docs/judge.md, "Confidence").
+    # qa-v3.2: the question judge of the transfer recipe, the claim judge apart; High asks both judges (0.85 and
+    # 0.90) and a question without background (docs/relevance.md, "Confidence").
     # qa-v3: the judge (a cross-encoder trained on the written supervision, docs/judge.md) reads the cosine's 8 best
     # units of each scoring call, weight 0.7 beside the cosine's 0.3; answer threshold 0.40.
     # qa-v2.8: a question that names a regulator is answered from that regulator's documents whenever any are
     # indexed, whatever its scope field says (one without a contract scope by its documents' issuer;
     # qa/retrieve/scope.py)
-    version: str = "qa-v3.1+R2_POLICY_V1"
+    version: str = "qa-v3.2+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

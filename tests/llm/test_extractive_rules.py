@@ -8,8 +8,6 @@ the tuned rules used to handle with patterns on the question's wording; the mode
 
 import json
 
-import pytest
-
 from citestream.models.evidence import render_evidence
 from citestream.llm import ExtractiveBackend
 from citestream.llm.extractive import reading_headings

@@ -54,7 +54,7 @@ def confidence_label(sentences: list[AnswerSentence], stated: str, policy, other
     ``high_confidence``, no passage it does not cite (``other``) comes within ``high_margin`` of it, the second
     judge (``agreement``: its best score for the answer's sentences) reaches ``high_agreement``, and the question
     came without ``background``; else Medium. All chosen on dev so that High answers are right at least nine times
-    in ten by the Wilson bound (docs/judge.md, "Confidence"): two judges trained apart are wrong together less often
+    in ten by the Wilson bound (docs/relevance.md, "Confidence"): two judges trained apart are wrong together less often
     than one alone, and the judge scores the asking sentence alone, so its score says nothing of whether the
     asker's situation changes the answer. The model's own label may lower it, never raise it; with no score (no
     relevance model) the model's label stands; with no second judge its condition is not asked."""
