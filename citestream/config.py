@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(64, description="Texts per embedding forward pass")
     policy_version: str = Field("qa-v3.2+R2_POLICY_V1", description="Stamped on every record and ledger row")
     reranker_model: str = Field(
-        "", description="The judge: a folder or hub name of a cross-encoder; empty = the one shipped "
+        "", description="The question judge: a folder or hub name of a cross-encoder; empty = the one shipped "
                         "(docs/judge.md)")
     relevance_embedding_weight: float = Field(
         0.3, ge=0, le=1, description="Share of the relevance embedder's cosine in the relevance score, beside the "
@@ -117,8 +117,8 @@ class Settings(BaseSettings):
                                      "the claim's other words may be its own (its doers, numbers, names and polarity "
                                      "must still match)")
     verify_reranker_model: str = Field(
-        "", description="The claim judge's cross-encoder (claims and premises): a folder; empty = the judge "
-                        "(CITESTREAM_RERANKER_MODEL)")
+        "", description="The claim judge's cross-encoder (claims, premises, and the second opinion behind "
+                        "High): a folder; empty = the claim judge shipped (docs/judge.md)")
     verify_embedding_weight: float = Field(
         0.3, ge=0, le=1, description="The relevance embedder's cosine share in the claim judge's score, beside the "
                                      "judge's (chosen on the claims dev sets, docs/experiments/2026-11-27-judge.md)")

@@ -123,9 +123,9 @@ class Deps:
 
     @cached_property
     def claim_relevance(self):
-        """The claim judge (claims, premises, and the pack that grounds them): the cross-encoder
-        ``CITESTREAM_VERIFY_RERANKER_MODEL`` and the blend ``CITESTREAM_VERIFY_EMBEDDING_WEIGHT`` name, sharing the
-        question judge when both are the same."""
+        """The claim judge (claims, premises, the pack that grounds them, and the second opinion behind High): the
+        cross-encoder ``CITESTREAM_VERIFY_RERANKER_MODEL`` and the blend ``CITESTREAM_VERIFY_EMBEDDING_WEIGHT``
+        name; a folder named for both judges loads its encoder once."""
         from .relevance import ClaimRelevance
 
         return ClaimRelevance(self._relevance_model(claims=True))
