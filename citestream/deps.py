@@ -125,9 +125,11 @@ class Deps:
     def claim_relevance(self):
         """The claim judge (claims, premises, the pack that grounds them, and the second opinion behind High): the
         cross-encoder ``CITESTREAM_VERIFY_RERANKER_MODEL`` and the blend ``CITESTREAM_VERIFY_EMBEDDING_WEIGHT``
-        name; a folder named for both judges loads its encoder once."""
-        from .relevance import ClaimRelevance
+        name; the question judge's model itself when both name the same (one score cache, one runtime)."""
+        from .relevance import ClaimRelevance, judge_spec
 
+        if judge_spec(self.settings, claims=True) == judge_spec(self.settings):
+            return ClaimRelevance(self.relevance)
         return ClaimRelevance(self._relevance_model(claims=True))
 
     def _relevance_model(self, claims: bool = False):

@@ -5,6 +5,6 @@ scores its record carries; ``citestream.training`` makes it (``make model``).
 """
 
 from .carried import carrying, carrying_record
-from .scorer import ClaimRelevance, RelevanceModel, relevance_model_for
+from .scorer import ClaimRelevance, RelevanceModel, judge_spec, relevance_model_for
 
-__all__ = ["ClaimRelevance", "RelevanceModel", "carrying", "carrying_record", "relevance_model_for"]
+__all__ = ["ClaimRelevance", "RelevanceModel", "carrying", "carrying_record", "judge_spec", "relevance_model_for"]

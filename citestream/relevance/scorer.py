@@ -368,13 +368,19 @@ def get_relevance_model(name_or_path: str = "", embedding_weight: float = EMBEDD
                           onnx_recipe=onnx_recipe)
 
 
-def relevance_model_for(settings, claims: bool = False) -> RelevanceModel:
-    """The process' model as the settings describe it: the question judge (``CITESTREAM_RERANKER_MODEL``,
-    ``..._RELEVANCE_EMBEDDING_WEIGHT``, ``..._CROSS_K``), or with ``claims`` the claim judge's cross-encoder
-    (``CITESTREAM_VERIFY_RERANKER_MODEL``, ``..._VERIFY_EMBEDDING_WEIGHT``)."""
-    name, weight = settings.reranker_model, settings.relevance_embedding_weight
+def judge_spec(settings, claims: bool = False) -> tuple[str, float]:
+    """The cross-encoder (a folder or hub name; "" is the question judge shipped) and the cosine share of the
+    question judge (``CITESTREAM_RERANKER_MODEL``, ``..._RELEVANCE_EMBEDDING_WEIGHT``), or with ``claims`` of the
+    claim judge (``CITESTREAM_VERIFY_RERANKER_MODEL``, ``..._VERIFY_EMBEDDING_WEIGHT``)."""
     if claims:
-        name, weight = settings.verify_reranker_model or str(SHIPPED_CLAIM_DIR), settings.verify_embedding_weight
+        return settings.verify_reranker_model or str(SHIPPED_CLAIM_DIR), settings.verify_embedding_weight
+    return settings.reranker_model, settings.relevance_embedding_weight
+
+
+def relevance_model_for(settings, claims: bool = False) -> RelevanceModel:
+    """The process' model as the settings describe it: the question judge, or with ``claims`` the claim judge
+    (``judge_spec``), reading ``CITESTREAM_RELEVANCE_CROSS_K`` texts a call."""
+    name, weight = judge_spec(settings, claims)
     onnx_dir = settings.state_dir / "models" / "onnx" if settings.judge_runtime.startswith("onnx-") else None
     recipe = "static" if settings.judge_runtime == "onnx-int8-static" else "dynamic"
     return get_relevance_model(name, weight, settings.relevance_cross_k, onnx_dir, recipe)

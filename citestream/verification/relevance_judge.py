@@ -93,8 +93,7 @@ class RelevanceJudge:
         order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
         if scores[order[0]] < self.support_threshold:
             unit, chunk, _ = units[order[0]]
-            named = [m for c in holders[unit] for m in mentions(claim.text, _document(c))]
-            found = (conflict(claim.text, unit, _authority(chunk), named, without(claim.text, named))
+            found = (conflict(claim.text, unit, _authority(chunk), *_own_names(claim.text, holders[unit]))
                      if scores[order[0]] >= CONFLICT_FLOOR else None)
             if found and found.structural:
                 return self._verdict(claim, "fail", found.why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
@@ -103,9 +102,7 @@ class RelevanceJudge:
         first_gap: list[str] = []
         for rank, i in enumerate(i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold):
             unit, chunk, context = units[i]
-            # the words that name the unit's own document are not asked of the unit (any document stating it)
-            named = [m for c in holders[unit] for m in mentions(claim.text, _document(c))]
-            rest = without(claim.text, named)
+            named, rest = _own_names(claim.text, holders[unit])
             terms = claim_terms(rest)
             found = conflict(claim.text, unit, _authority(chunk), named, rest)
             if found and (rank == 0 or found.structural):
@@ -135,6 +132,13 @@ class RelevanceJudge:
     def _verdict(claim: Claim, verdict: str, why: str, evidence: list[EvidenceRef] | None = None) -> ClaimVerdict:
         return ClaimVerdict(claimId=claim.id, claim=claim.text, verdict=verdict, evidence=evidence or [],
                             rationale=why)
+
+
+def _own_names(claim: str, holders: list[GroundingChunk]) -> tuple[list[Mention], str]:
+    """Where the claim names the unit's own document (any document stating the unit), and the claim without those
+    words: they are not asked of the unit."""
+    named = [m for c in holders for m in mentions(claim, _document(c))]
+    return named, without(claim, named)
 
 
 def _authority(chunk: GroundingChunk) -> str:

@@ -199,7 +199,8 @@ def test_weights_that_do_not_fit_the_base_model_are_refused():
 def test_claims_are_judged_by_their_own_cross_encoder_with_the_blend_the_settings_name(relevance):
     """Answers score with the question judge beside the cosine (0.3); claims with the claim judge (its own weights:
     the question judge passed a false claim on dev, docs/judge.md) at the blend chosen on the claims dev sets
-    (CITESTREAM_VERIFY_EMBEDDING_WEIGHT); one folder named for both loads its encoder once."""
+    (CITESTREAM_VERIFY_EMBEDDING_WEIGHT); one folder named for both loads its encoder once, and with the same blend
+    they are one model."""
     from citestream.deps import Deps
     from citestream.relevance.scorer import SHIPPED_CLAIM_DIR
 
@@ -214,6 +215,9 @@ def test_claims_are_judged_by_their_own_cross_encoder_with_the_blend_the_setting
     same = Deps(settings.model_copy(update={"verify_reranker_model": str(SHIPPED_DIR), "verify_embedding_weight": 0.7}))
     assert same.claim_relevance.model.embedding_weight == 0.7
     assert same.claim_relevance.model._encoder is deps.relevance._encoder
+    folder = str(SHIPPED_DIR)
+    one = Deps(settings.model_copy(update={"reranker_model": folder, "verify_reranker_model": folder}))
+    assert one.claim_relevance.model is one.relevance
 
 
 def test_a_text_that_holds_every_word_the_question_asks_about_gets_the_coverage_bonus(relevance):
