@@ -34,10 +34,11 @@ from .title import read_title
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-10"
+PIPELINE_VERSION = "ingest-11"
 """Bump when parsing, chunking or the units read from a chunk change (their vectors are stored), so unchanged files
 are re-chunked once (stored in documents.metadata, with the relevance embedder that computed the sentence vectors:
-another one re-ingests too, see ``pipeline_version``). ingest-10: a heading line glued to a sentence is cut off."""
+another one re-ingests too, see ``pipeline_version``). ingest-10: a heading line glued to a sentence is cut off;
+ingest-11: a lead-in and its list are one unit."""
 PIPELINE_KEY = "_ingest_pipeline"
 ISSUER_KEY = "_issuer"
 """In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads

@@ -122,9 +122,15 @@ def _key(text: str) -> tuple[str, ...]:
     return tuple(words(text))
 
 
+CONTAINED = 0.95
+"""How well a unit that holds ``text`` whole, word for word, matches it (a list item written against the parser
+before lists were kept whole, ingest-11): better than any unit sharing less."""
+
+
 def find_unit(document: Document, text: str, page: int) -> tuple[int, Unit] | None:
     """The unit of ``document`` within ``PAGE_REACH`` pages of ``page`` that is ``text``: the same words, else the one
-    holding the largest share (at least ``MIN_OVERLAP``) of them and of its own, on the nearest page on a tie."""
+    holding them whole, else the one holding the largest share (at least ``MIN_OVERLAP``) of them and of its own, on
+    the nearest page on a tie."""
     wanted = _key(text)
     if not wanted:
         return None
@@ -136,6 +142,8 @@ def find_unit(document: Document, text: str, page: int) -> tuple[int, Unit] | No
             return passage, unit
         shared = len(set(have) & set(wanted))
         score = min(shared / len(set(wanted)), shared / max(1, len(set(have))))
+        if f" {' '.join(wanted)} " in f" {' '.join(have)} ":  # an item now inside its lead-in's list unit
+            score = max(score, CONTAINED)
         if score > best_score or (score == best_score and best is not None
                                   and abs(pages[passage] - page) < abs(pages[best[0]] - page)):
             best, best_score = (passage, unit), score

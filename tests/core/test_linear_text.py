@@ -132,7 +132,8 @@ ENTRIES = [
           ("Under 21 CFR Part 820 the QMSR ", "the the Q9 ", "PIC/S GDP Guide ")),
     Entry("sentences", "sentence splitting and units", lambda t: (split_sentences(t), read_units(t),
                                                                  scored_units(t)), 8,
-          ("e.g. ", "Fig. 1. ", "U.S. ", "Quality Control\n", "Quality Control\nThe firm tests it. ")),
+          ("e.g. ", "Fig. 1. ", "U.S. ", "Quality Control\n", "Quality Control\nThe firm tests it. ", "a: b; ",
+           "Term: item ", "The firm must record: (1) one thing; (2) another; and (3) more. ")),
     Entry("chunking", "chunking", lambda t: group_parents(child_pieces_from_blocks(
         [Block(1, t), Block(1, t, "table"), Block(2, t, "list")])), 3),
     Entry("layout-lines", "layout: pages of lines", lambda t: extract_blocks(_pages(t, lines=True)), 20,

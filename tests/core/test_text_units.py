@@ -3,7 +3,7 @@ questions are never answer sentences; a sentence that refers to a subject said b
 
 import pytest
 
-from citestream.core.text_units import heading_end, is_label, read_units
+from citestream.core.text_units import LIST_MAX_WORDS, heading_end, is_label, read_units, sentence_units
 
 
 @pytest.mark.parametrize("line", [
@@ -120,3 +120,37 @@ def test_a_section_of_the_code_opens_a_new_unit_and_its_title_is_never_quoted():
     assert quotes == ["Deviation from this requirement is permitted if such deviation is temporary.",
                       "Components shall be retested as needed.",
                       "(a) Any building used in the manufacture of a drug product shall be clean."]
+
+
+SERVICING = ("(b) Records of servicing activities. In adhering to Clause 7.5.4 in ISO 13485, the manufacturer must "
+             "record the following information, at a minimum, for servicing activities:\n"
+             "(1) The name of the device serviced;\n(2) Any UDI or UPC;\n(3) The date of service;\n"
+             "(4) The individual(s) who serviced the device;\n(5) The service performed; and\n"
+             "(6) Any test and inspection data.\n(c) Unique Device Identification. "
+             "The UDI must be recorded for each medical device or batch of medical devices.")
+
+
+def test_a_lead_in_and_its_list_are_one_unit_read_item_by_item():
+    quotes = [u.quote for u in read_units(SERVICING)]
+    listed = next(u for u in read_units(SERVICING) if u.quote.startswith("In adhering"))
+    # the lead-in is quoted with every item, never alone or with its first item only (21 CFR 820.35(b))
+    assert listed.quote.endswith("(5) The service performed; and (6) Any test and inspection data.")
+    assert not any(q.startswith("(4)") for q in quotes)
+    assert quotes[-1] == "The UDI must be recorded for each medical device or batch of medical devices."
+    # the judge also reads each item after its lead-in, so the item that answers is found and read on its own
+    assert any(r.endswith("for servicing activities: (1) The name of the device serviced; "
+                          "(4) The individual(s) who serviced the device;") for r in listed.readings)
+
+
+def test_a_list_stays_split_when_whole_it_would_be_no_sentence_or_no_quote():
+    # items that are sentences each stay units: an answer cites every sentence
+    sentences = "The firm should test:\nThe first batch. The second batch is kept for a year."
+    assert sentence_units(sentences) == ("The firm should test: The first batch.",
+                                         "The second batch is kept for a year.")
+    # longer than the judge reads whole with a question: split into items, as before
+    long_list = "Records must include:\n" + "\n".join(f"({i}) item number {i} of the list with words;" for i in
+                                                   range(1, LIST_MAX_WORDS // 7 + 2)) + "\n(99) the end."
+    assert len(sentence_units(long_list)) > 2
+    # a marker between two items that the units leave out: joined, the unit would quote words that are not there
+    marked = "Records must include: a. the name of the device; b. the date it was received; c. the reply."
+    assert all(" ".join(u.split()) in " ".join(marked.split()) for u in sentence_units(marked))

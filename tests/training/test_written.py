@@ -87,3 +87,13 @@ def test_a_unit_is_found_by_its_words_not_by_its_position():
     assert find_unit(q7, reworded, page)[1] is unit
     assert find_unit(q7, unit.quote, page + 5) is None  # too far: never another page's unit
     assert find_unit(q7, "an unrelated sentence about rocket fuel", page) is None
+
+
+@needs_docs
+def test_an_item_written_before_lists_were_kept_whole_is_found_in_its_list():
+    documents = parse_documents(DOCS, ["Q7_Guideline.pdf"])
+    q7 = documents["Q7_Guideline.pdf"]
+    page, unit = next((p.page, u) for p in q7.passages for u in p.units
+                      if ": " in u.quote and u.quote.count(";") >= 2 and len(u.quote.split()) > 20)
+    item = unit.quote.split("; ")[1]  # as batch 1 named it: one item, without its lead-in
+    assert find_unit(q7, item, page)[1] is unit
