@@ -173,10 +173,10 @@ MIN_UNIT_WORDS = 5
 
 @lru_cache(maxsize=16384)
 def quotable(unit: str) -> bool:
-    """A unit that can stand as an answer sentence: 5 to ``MAX_UNIT_WORDS`` words, not a label (a heading, a
-    table-of-contents line, a list of section numbers: ``is_label``), not a bare citation (``is_reference``) and not
-    an instruction aimed at a model (a prompt injection inside a document). Remembered per unit: retrieval and the
-    backend ask about the same units."""
+    """A unit that can stand as an answer sentence: 5 to ``MAX_UNIT_WORDS`` words (a lead-in with its list: up to
+    ``LIST_MAX_WORDS``), not a label (a heading, a table-of-contents line, a list of section numbers: ``is_label``),
+    not a bare citation (``is_reference``) and not an instruction aimed at a model (a prompt injection inside a
+    document). Remembered per unit: retrieval and the backend ask about the same units."""
     n = len(words(unit))
     longest = LIST_MAX_WORDS if _LEAD_IN.search(unit) else MAX_UNIT_WORDS
     return (MIN_UNIT_WORDS <= n <= longest and not is_label(unit) and not is_reference(unit)
