@@ -102,12 +102,12 @@ def sentence_units(text: str) -> tuple[str, ...]:
     footnote marks in front of a unit, and a list marker left at its end ("... as follows: a."), are left out:
     what remains is still a verbatim span of the source, and a list's lead-in ends with its colon. Remembered per
     text (as ``scored_units``): the filter, the backend and validation split the same chunks."""
-    return _lists_whole(_pieces(text), text)
+    return _lists_whole(split_units(text), text)
 
 
 @lru_cache(maxsize=8192)
-def _pieces(text: str) -> tuple[str, ...]:
-    """``sentence_units`` before a lead-in and its items are joined: a list unit's lead-in and items."""
+def split_units(text: str) -> tuple[str, ...]:
+    """``sentence_units`` before a lead-in and its items are joined (a list unit's lead-in and items)."""
     pieces = (p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence))
     units = (_TRAILING_MARKER.sub("", _LEADING_MARKS.sub("", clause)) for p in pieces if p.strip()
              for clause in _clauses(p))
@@ -230,7 +230,7 @@ def _item_readings(quote: str) -> tuple[str, ...]:
     (4) The individual(s) who serviced the device;"): the item that answers is found, and read, on its own."""
     if not _LEAD_IN.search(quote):
         return ()
-    parts = _pieces(quote)
+    parts = split_units(quote)
     if len(parts) < 3:
         return ()
     first = () if parts[0].rstrip().endswith(":") else (parts[0],)  # the lead-in with its first item glued on
