@@ -158,7 +158,7 @@ class _Source:
     SLACK = 200
 
     def __init__(self, text: str):
-        self.words, self.at = f" {' '.join(words(text))} ", 0
+        self.words, self.at = f" {' '.join(passage_words(text))} ", 0
 
     def next_is(self, unit: str) -> bool:
         needle = f" {' '.join(words(unit))} "

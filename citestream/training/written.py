@@ -134,6 +134,7 @@ def find_unit(document: Document, text: str, page: int) -> tuple[int, Unit] | No
     wanted = _key(text)
     if not wanted:
         return None
+    whole = f" {' '.join(wanted)} "
     pages = {p.index: p.page for p in document.passages}
     best, best_score = None, MIN_OVERLAP
     for passage, unit in document.on_pages(page):
@@ -142,7 +143,7 @@ def find_unit(document: Document, text: str, page: int) -> tuple[int, Unit] | No
             return passage, unit
         shared = len(set(have) & set(wanted))
         score = min(shared / len(set(wanted)), shared / max(1, len(set(have))))
-        if f" {' '.join(wanted)} " in f" {' '.join(have)} ":  # an item now inside its lead-in's list unit
+        if whole in f" {' '.join(have)} ":  # an item now inside its lead-in's list unit
             score = max(score, CONTAINED)
         if score > best_score or (score == best_score and best is not None
                                   and abs(pages[passage] - page) < abs(pages[best[0]] - page)):

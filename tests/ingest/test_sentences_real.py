@@ -7,7 +7,7 @@ from functools import cache
 
 import pytest
 
-from citestream.core.text_units import read_units, split_units
+from citestream.core.text_units import _LEAD_IN, _STOPS_SENTENCE, read_units, split_units
 from citestream.ingest import pdf_paths
 from citestream.ingest.pipeline import from_pdf, plan_chunks
 from citestream.sandbox.pool import pdf_pool
@@ -70,9 +70,6 @@ def test_no_footnote_mark_stays_inside_a_quoted_sentence():
     assert kept == []
 
 
-_LEAD_IN, _STOPS = re.compile(r":(?:\s|$)"), re.compile(r"[.!?][\"\u201d)\]]?$")
-
-
 @pytest.mark.skipif(not PDFS, reason="../shared/corpus and ../shared/training-docs are not present")
 def test_headings_are_not_glued_to_quoted_sentences_and_lead_ins_keep_their_lists():
     """The headings the layout found (by type size and weight, not by wording) and the units quoted after them: a
@@ -86,9 +83,9 @@ def test_headings_are_not_glued_to_quoted_sentences_and_lead_ins_keep_their_list
         doc, children = parsed(pdf)
         headings = {" ".join(b.text.split()) for b in doc.blocks if b.kind == "heading" and len(b.text.split()) >= 2}
         for child in children:
-            quotes = [u.quote for u in read_units(child.text)]
-            apart += sum(not _STOPS.search(q) and bool(_LEAD_IN.search(q)) for q in quotes[:-1])
-            for unit in read_units(child.text):
+            quoted = read_units(child.text)
+            apart += sum(not _STOPS_SENTENCE.search(u.quote) and bool(_LEAD_IN.search(u.quote)) for u in quoted[:-1])
+            for unit in quoted:
                 units += 1
                 glued += any(unit.quote.startswith(h + " ") for h in headings)
                 named += [unit.quote[:60] for h in ("Subpart A-General Provisions", "Established Conditions (ECs)")
