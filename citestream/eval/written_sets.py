@@ -1,9 +1,13 @@
 """The unseen-documents sets: the written questions of the dev and test documents of training-data/written (split
 by document, never trained on) as golden items, asked against the corpus with those documents ingested beside it.
+``calibration`` is a second set of questions on the dev documents (batch 4, ``questions-calibration.jsonl``),
+written to the same guidelines and never trained on: more answers on documents the judges never saw, for choosing
+the High label's rule (docs/relevance.md).
 
 An answerable item expects a citation on a page of one of its answering units and the writer's answer phrase in
 the answer; an unanswerable one expects the refusal. Made by ``python -m citestream.eval.written_sets`` into
-tests/golden/qa_docs_{dev,test}.jsonl; a test checks the committed files are what the written data makes.
+tests/golden/qa_docs_{dev,test,calibration}.jsonl; a test checks the committed files are what the written data
+makes.
 """
 
 from __future__ import annotations
@@ -34,10 +38,16 @@ PERTURBATION = {"reworded": "paraphrase", "typo": "typos", "acronym": "acronym_e
                 "background": "verbose_preamble", "scenario": "verbose_preamble"}
 
 
+SOURCES = {"dev": ("dev", "questions.jsonl"), "test": ("test", "questions.jsonl"),
+           "calibration": ("dev", "questions-calibration.jsonl")}
+"""Each set: the split whose documents it asks about, and the file of written questions it reads."""
+
+
 def written_items(part: str, folder: Path = DATA_DIR) -> list[GoldenItem]:
-    documents = _documents(part, folder)
+    split, source = SOURCES[part]
+    documents = _documents(split, folder)
     items = []
-    for q in _rows("questions.jsonl", folder):
+    for q in _rows(source, folder):
         if q["doc"] not in documents:
             continue
         answerable = q["answerable"]
@@ -60,13 +70,16 @@ def written_claims(part: str, folder: Path = DATA_DIR) -> list[dict]:
 
 
 def write(part: str, out_dir: Path = GOLDEN_DIR) -> list[Path]:
-    questions, claims = out_dir / f"qa_docs_{part}.jsonl", out_dir / f"claims_docs_{part}.jsonl"
+    questions = out_dir / f"qa_docs_{part}.jsonl"
     questions.write_text("".join(item.model_dump_json(exclude_none=True, exclude_defaults=True) + "\n"
                                  for item in written_items(part)))
+    if part == "calibration":  # questions only
+        return [questions]
+    claims = out_dir / f"claims_docs_{part}.jsonl"
     claims.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in written_claims(part)))
     return [questions, claims]
 
 
 if __name__ == "__main__":
-    for part in sys.argv[1:] or ("dev", "test"):
+    for part in sys.argv[1:] or tuple(SOURCES):
         print(*write(part))
