@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+from contextlib import contextmanager
 from pathlib import Path
 
 from citestream.config import PROJECT_ROOT
@@ -84,3 +87,35 @@ class Worker(WorkerProcess):
                  timeout_s: float = float(os.environ.get("BENCH_WORKER_START_S", "600"))):
         super().__init__(log, env=env, start_s=timeout_s)
         self.wait_ready()
+
+
+class _Broker:
+    def __init__(self, url: str, data: Path):
+        self.url, self.data = url, data
+
+    def store_bytes(self) -> int:
+        """What the broker keeps on disk now (its snapshot)."""
+        return sum(f.stat().st_size for f in self.data.rglob("*") if f.is_file())
+
+
+@contextmanager
+def fresh_broker(folder: Path, kind: str = "noida"):
+    """An embedded broker of its own on a free port, its store empty, this run's topics created on it; stopped and
+    its store removed after. A figure then does not depend on what earlier runs left on the shared broker."""
+    from citestream.config import get_settings
+    from citestream.infra.broker import EmbeddedBroker
+    from citestream.topics.admin import create_topics
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    broker = EmbeddedBroker(folder, port, kind)
+    broker.start()
+    try:
+        settings = get_settings()
+        url = f"kafka://127.0.0.1:{port}"
+        create_topics(f"127.0.0.1:{port}", settings.topic_prefix, override=settings.topic_partitions)
+        yield _Broker(url, broker.root / kind)
+    finally:
+        broker.stop()
+        shutil.rmtree(broker.root, ignore_errors=True)

@@ -19,6 +19,11 @@ questions are templates, never the measured ones. Printed side by side:
   all-mpnet-base-v2), that embedder's question embedding alone and one worker scoring with it, beside the shipped
   one's: the corpus is ingested under it first, so its sentence vectors are stored as the shipped one's are.
 
+Each stream arm runs against a broker of its own, started empty for it (``_support.fresh_broker``): the embedded
+broker keeps its store in one JSON snapshot and its CPU per record grows with it (2.8 → 10.3 CPU seconds for the
+same 122 questions as the snapshot grew from 56 to 113 MB), so on a shared broker each arm was slowed by the arms
+before it. The store each arm leaves is printed beside it.
+
 Ratios: system / embedding (issue 16: how far the system is from its one unavoidable model pass), stream /
 in-process (the cost of the topics), two workers / one. Beside them, what the records' MACs cost a question
 (issue 41): sealing its five records as the agents publish them and checking the four a stage reads, timed alone
@@ -44,7 +49,8 @@ from citestream.models import QuestionEvent
 from citestream.flow import QUESTION_PATH
 from citestream.inprocess import answer_inprocess, run_steps
 
-from ._support import CORPUS, Worker, ensure_corpus, held_out_questions, percentile, unique_questions
+from ._support import (CORPUS, Worker, ensure_corpus, fresh_broker, held_out_questions, percentile,
+                       unique_questions)
 
 N = int(os.environ.get("BENCH_QUESTIONS", "122"))
 CANDIDATE = os.environ.get("BENCH_RELEVANCE_EMBEDDER", "")
@@ -111,21 +117,26 @@ def run_sealing(deps: Deps, rounds: int = 50) -> float:
 
 def run_stream(workers: int, tag: str, env: dict[str, str] | None = None) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="citestream-bench-"))
-    env = {**({"OMP_NUM_THREADS": "1"} if workers > 1 else {}), **(env or {})}
     started_workers: list[Worker] = []
-    try:
-        for i in range(workers):
-            started_workers.append(Worker(folder / f"worker-{i}.log", env=env))
-        ask_many(_events(f"warm{tag}", warm=True)[:2 * workers], timeout_s=300)  # partitions, first passes
-        events = _events(tag)
-        started = time.monotonic()
-        replies, latency = ask_many(events, timeout_s=max(300, N * 5))
-        elapsed = time.monotonic() - started
-    finally:
-        for worker in started_workers:
-            worker.stop()
+    with fresh_broker(folder) as broker:
+        env = {**({"OMP_NUM_THREADS": "1"} if workers > 1 else {}), **(env or {}),
+               "CITESTREAM_BROKER_URL": broker.url}
+        settings = get_settings().model_copy(update={"broker_url": broker.url})
+        try:
+            for i in range(workers):
+                started_workers.append(Worker(folder / f"worker-{i}.log", env=env))
+            ask_many(_events(f"warm{tag}", warm=True)[:2 * workers], timeout_s=300, settings=settings)  # first passes
+            events = _events(tag)
+            started = time.monotonic()
+            replies, latency = ask_many(events, timeout_s=max(300, N * 5), settings=settings)
+            elapsed = time.monotonic() - started
+        finally:
+            for worker in started_workers:
+                worker.stop()
+        store_mb = broker.store_bytes() / 1e6
     row = _row(list(latency.values()), elapsed)
     row["answered"] = len(replies)
+    row["store_mb"] = store_mb
     return row
 
 
@@ -158,7 +169,7 @@ def main() -> None:
     print(f"\n{N} qa-v2 test questions per arm over ../shared/corpus, extractive backend, relevance model on "
           f"({deps.relevance.name}, cross_k {deps.relevance.cross_k}), 2 cores")
     together = get_settings().questions_together
-    print(f"{'arm':<48}{'answered':>9}{'q/s':>9}{'p50 ms':>10}{'p99 ms':>10}")
+    print(f"{'arm':<48}{'answered':>9}{'q/s':>9}{'p50 ms':>10}{'p99 ms':>10}{'broker MB':>10}")
     for name, r in (("question embedding alone, one at a time", embed),
                     ("stage functions in-process", inproc),
                     ("five agents via Kafka, one worker, one at a time", single),
@@ -166,7 +177,8 @@ def main() -> None:
                     ("five agents via Kafka, two workers", two),
                     ("one worker, the judge in PyTorch fp32", torch_arm),
                     ("one worker, cosine alone (before the judge)", cosine), *candidate):
-        print(f"{name:<48}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}")
+        store = f"{r['store_mb']:>10.1f}" if "store_mb" in r else f"{'':>10}"
+        print(f"{name:<48}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}{store}")
     print(f"system (one worker) / question embedding: {one['qps'] / embed['qps']:.3f}")
     print(f"stream (one worker) / in-process: {one['qps'] / inproc['qps']:.2f}")
     print(f"{together} together / one at a time (one worker): {one['qps'] / single['qps']:.2f}")

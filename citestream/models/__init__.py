@@ -8,7 +8,7 @@ from .compliance import BoundConstraint, ComplianceReportRecord, ComplianceReque
 from .filtering import RelevantFactsRecord
 from .generation import GenerationRecord, LLMExecutionResult
 from .ingest import IngestRequest, IngestResult, InlineDocument
-from .ops import FALLBACK_ALERT_MESSAGE, DeadLetter, FallbackRateAlert
+from .ops import FALLBACK_ALERT_MESSAGE, DeadLetter, FallbackRateAlert, FallbackTick
 from .question import QuestionEvent
 from .retrieval import Fact, FactsRecord, GroundingPack, RelevanceTrace, RetrievalTrace
 from .verdicts import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult
@@ -16,8 +16,9 @@ from .verdicts import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult
 __all__ = [
     "AnswerBundle", "AnswerSentence", "BoundConstraint", "ClaimVerdict", "ClaimVerifyRequest",
     "ClaimVerifyResult", "ComplianceReportRecord", "ComplianceRequest", "Contract", "DeadLetter",
-    "Envelope", "FALLBACK_ALERT_MESSAGE", "Fact", "FactsRecord", "FallbackRateAlert", "GenerationRecord",
-    "GroundingPack", "IngestRequest", "IngestResult", "InlineDocument", "LLMExecutionResult", "NoAnswer",
+    "Envelope", "FALLBACK_ALERT_MESSAGE", "Fact", "FactsRecord", "FallbackRateAlert", "FallbackTick",
+    "GenerationRecord", "GroundingPack", "IngestRequest", "IngestResult", "InlineDocument", "LLMExecutionResult",
+    "NoAnswer",
     "PromptBuildResult", "PromptRecord", "QuestionEvent", "QuestionReading", "REFUSAL_TEXT", "RelevantFactsRecord",
     "RelevanceTrace", "RetrievalResult", "RetrievalTrace", "SCHEMA_VERSION", "SelectedEvidence", "StageTiming",
     "ValidatedAnswer",

@@ -1,9 +1,12 @@
 """qa.facts → fallback rate over answerable traffic per tumbling window (a faust table) → ops.alerts
 
 Answerable traffic is every Phase A record that found evidence (at least one
-accepted fact); a fallback event is such a record with ``fallback_used``. All
-records are regrouped under one key so one table partition sees the whole
-stream, whatever the number of workers. A window alerts once, when its rate
+accepted fact); a fallback event is such a record with ``fallback_used``. Each
+answerable record, once its contract and seal are checked, becomes a sealed
+``FallbackTick`` regrouped under one key, so one table partition sees the whole
+stream whatever the number of workers: the repartition topic carries ticks of a
+tenth of a kilobyte, not the records (which were a quarter of the embedded
+broker's bytes). A window alerts once, when its rate
 first exceeds the threshold (qa-contract-v1 §3, with the contract's message).
 """
 
@@ -14,7 +17,7 @@ from datetime import datetime, UTC
 
 from pydantic import ValidationError
 
-from ..models import FactsRecord, FallbackRateAlert
+from ..models import FactsRecord, FallbackRateAlert, FallbackTick
 from ..topics import spec
 from .faust_app import app, kafka_topic, sealed, settings, stream_deps
 
@@ -49,24 +52,40 @@ def fallback_alert(window_start: float, window_end: float, answerable: int, fall
     )
 
 
-# Every record regrouped under GROUP_KEY: one partition of this app's own repartition topic sees them all.
+# Every answerable record's tick under GROUP_KEY: one partition of this app's own repartition topic sees them all.
 regrouped = app.topic(f"{settings.app_id}-{settings.topic('qa.facts')}-fallback-rate-repartition", key_type=bytes,
                       value_type=bytes, partitions=1, internal=True)
 
 
+def _checked(model, value: bytes):
+    """``value`` as ``model`` when it keeps the contract and a worker sealed it, else None: the filter agent
+    dead-letters a ``qa.facts`` record that breaks either, and a tick no worker wrote is not counted."""
+    try:
+        record = model.model_validate_json(value)
+    except (ValidationError, ValueError, TypeError):
+        return None
+    return None if stream_deps().sealer.problem(record) else record
+
+
 @app.agent(kafka_topic("qa.facts"), name="citestream.fallback_rate")
 async def fallback_rate(stream):
-    async for event in stream.group_by(lambda _value: GROUP_KEY, name="fallback-rate", topic=regrouped).events():
-        try:
-            record = FactsRecord.model_validate_json(event.value)
-        except (ValidationError, ValueError, TypeError):
-            continue  # the filter agent dead-letters what breaks the contract
-        if stream_deps().sealer.problem(record):
-            continue  # nor does a record no worker wrote count (the filter agent dead-letters it too)
-        if not record.facts:
+    async for value in stream:
+        record = _checked(FactsRecord, value)
+        if record is None or not record.facts:
+            continue
+        tick = FallbackTick(request_id=record.request_id, policy_version=record.policy_version,
+                            fallback_used=record.fallback_used)
+        await regrouped.send(key=GROUP_KEY, value=sealed(tick))
+
+
+@app.agent(regrouped, name="citestream.fallback_rate_window")
+async def fallback_window(stream):
+    async for event in stream.events():
+        tick = _checked(FallbackTick, event.value)
+        if tick is None:
             continue
         window_counts[ANSWERABLE] += 1
-        if record.fallback_used:
+        if tick.fallback_used:
             window_counts[FALLBACK] += 1
         if window_counts[ALERTED].current():
             continue
@@ -74,7 +93,7 @@ async def fallback_rate(stream):
         end = start + settings.fallback_alert_window_s  # faust's own end is inclusive (size − 0.1 s)
         alert = fallback_alert(start, end, window_counts[ANSWERABLE].current(), window_counts[FALLBACK].current(),
                                settings.fallback_alert_threshold, settings.fallback_alert_min_answerable,
-                               record.policy_version)
+                               tick.policy_version)
         if alert is not None:
             window_counts[ALERTED] = 1
             log.warning("%s window=%s..%s rate=%.3f", alert.message, alert.window_start, alert.window_end, alert.rate)

@@ -9,8 +9,10 @@ from datetime import datetime, UTC
 
 import pytest
 
-from citestream.models import FALLBACK_ALERT_MESSAGE, Fact, FactsRecord, FallbackRateAlert, RetrievalTrace
+from citestream.models import (FALLBACK_ALERT_MESSAGE, Fact, FactsRecord, FallbackRateAlert, FallbackTick,
+                               RetrievalTrace)
 from citestream.streams.alerts import fallback_alert
+from citestream.ops.client import read_topic
 from citestream.topics import create_topics
 
 from tests.support.common import WorkerProcess, new_request_id
@@ -50,7 +52,7 @@ def _facts(answerable: bool, fallback: bool) -> FactsRecord:
                        retrieval_trace=RetrievalTrace(stages=["semantic", "bm25"]))
 
 
-async def _produce(settings, records: list[FactsRecord]) -> None:
+async def _produce(settings, records: list, topic: str | None = None, seal: bool = True) -> None:
     """As the retrieve agent writes them: sealed with the worker's key (an unsealed record is not counted)."""
     from aiokafka import AIOKafkaProducer
 
@@ -61,15 +63,33 @@ async def _produce(settings, records: list[FactsRecord]) -> None:
     await producer.start()
     try:
         for r in records:
-            await producer.send(settings.topic("qa.facts"), key=r.request_id.encode(), value=sealer.payload(r))
+            value = sealer.payload(r) if seal else r.model_dump_json().encode()
+            await producer.send(topic or settings.topic("qa.facts"), key=r.request_id.encode(), value=value)
         await producer.flush()
     finally:
         await producer.stop()
 
 
-def _alerts_since(settings, started: float) -> list[FallbackRateAlert]:
-    from citestream.ops.client import read_topic
+async def _read_all(settings, topic: str) -> list:
+    """Every record of the one-partition ``topic`` (an internal topic, outside the registry)."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
 
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        await consumer.seek_to_beginning(tp)
+        end = (await consumer.end_offsets([tp]))[tp]
+        out: list = []
+        while await consumer.position(tp) < end:
+            out.extend((await consumer.getmany(tp, timeout_ms=2000)).get(tp, []))
+        return out
+    finally:
+        await consumer.stop()
+
+
+def _alerts_since(settings, started: float) -> list[FallbackRateAlert]:
     messages = asyncio.run(read_topic("ops.alerts", settings=settings))
     alerts = [FallbackRateAlert.model_validate_json(m.value) for m in messages]
     return [a for a in alerts if a.window_end.timestamp() >= started]
@@ -82,9 +102,11 @@ def test_fallback_rate_over_the_line_emits_one_alert_per_window(topics, database
     prefix = f"{settings.topic_prefix}alerts-{uuid.uuid4().hex[:8]}."
     settings = settings.model_copy(update={"topic_prefix": prefix})
     create_topics(settings.bootstrap_servers, prefix)
+    app_id = f"citestream-retr-alerts-{uuid.uuid4().hex[:8]}"  # fresh table state each run
+    regrouped = f"{app_id}-{settings.topic('qa.facts')}-fallback-rate-repartition"
     env = {
         "CITESTREAM_TOPIC_PREFIX": prefix,
-        "CITESTREAM_APP_ID": f"citestream-retr-alerts-{uuid.uuid4().hex[:8]}",  # fresh table state each run
+        "CITESTREAM_APP_ID": app_id,
         "CITESTREAM_FALLBACK_ALERT_WINDOW_S": str(window_s),
         "CITESTREAM_FALLBACK_ALERT_MIN_ANSWERABLE": "5",
     }
@@ -96,6 +118,10 @@ def test_fallback_rate_over_the_line_emits_one_alert_per_window(topics, database
         # (not answerable traffic, so they must not count).
         asyncio.run(_produce(settings, [_facts(True, False) for _ in range(20)] +
                              [_facts(False, True) for _ in range(6)]))
+        # Nor do fallback ticks that no worker sealed, published straight to the repartition topic.
+        forged = [FallbackTick(request_id=new_request_id("forged"), policy_version="v", fallback_used=True)
+                  for _ in range(30)]
+        asyncio.run(_produce(settings, forged, topic=regrouped, seal=False))
         time.sleep(8)
         assert not [a for a in _alerts_since(settings, started)
                     if a.window_start.timestamp() <= started < a.window_end.timestamp() + 1]
@@ -109,8 +135,13 @@ def test_fallback_rate_over_the_line_emits_one_alert_per_window(topics, database
         assert alerts, f"no alert; worker log:\n{worker.log_path.read_text()[-3000:]}"
         time.sleep(5)  # later records of the same window must not alert again
         alerts = _alerts_since(settings, started)
+        ticks = asyncio.run(_read_all(settings, regrouped))
     finally:
         worker.stop()
+    # The repartition topic carries small sealed ticks of the 30 answerable records, never the records themselves.
+    sealed_ticks = [FallbackTick.model_validate_json(m.value) for m in ticks if m.value.startswith(b"{")]
+    assert len([t for t in sealed_ticks if t.mac]) == 30
+    assert all(len(m.value) < 1024 for m in ticks)
     windows = {a.window_start for a in alerts}
     assert len(alerts) == len(windows) <= 2  # once per window (the run may straddle a window edge)
     for alert in alerts:
