@@ -63,6 +63,20 @@ def put_encoder_weights(encoder: Any, weights: dict) -> None:
                            f"unexpected {unexpected[:5]}")
 
 
+def pin_torch_threads(threads: int) -> None:
+    """PyTorch's forward pass at ``threads`` intra-op threads, whatever this thread was left at.
+
+    Why (issue 54, the refine test's flake): the model's bits depend on the thread count it runs with (27 pairs
+    at max_length 64: pairs 7 and 15 differ in the last bits between 1 and 2 threads, every time), and training
+    sets the process's count (``torch.set_num_threads`` in refine, the embedder's and the judge's training) and
+    leaves it. So the same model scored differently before and after a training run in one process. Set only
+    when it differs, so a process whose count never changes never toggles it."""
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
 class Embedder:
     """Unit-normalised embeddings, so cosine similarity is a dot product and pgvector's ``<=>`` agrees."""
 
@@ -70,13 +84,14 @@ class Embedder:
     dim = EMBEDDING_DIM
 
     def __init__(self, batch_size: int = 64, delta: dict | None = None, name: str = MODEL_NAME,
-                 base: str | None = None):
+                 base: str | None = None, threads: int = 1):
         """``delta``: encoder weights to put over the base model's (a tuned copy such as the relevance
         embedder, which keeps the base token embeddings). ``base``: a sentence-transformers folder (default: the
-        package's all-MiniLM-L6-v2)."""
+        package's all-MiniLM-L6-v2). ``threads``: each pass's intra-op threads (``Settings.model_threads``)."""
         from sentence_transformers import SentenceTransformer
 
         self.batch_size = batch_size
+        self.threads = threads
         self.name = name
         with quiet_model_loading():
             self._model = SentenceTransformer(base or model_path(), device="cpu")
@@ -112,6 +127,7 @@ class Embedder:
         call, a tenth of a question's own pass."""
         import torch
 
+        pin_torch_threads(self.threads)
         with torch.inference_mode():
             features = self._model.preprocess(texts)
             embeddings = self._model(features)["sentence_embedding"]
@@ -137,4 +153,5 @@ class Embedder:
 def get_embedder() -> Embedder:
     from ..config import get_settings
 
-    return Embedder(batch_size=get_settings().embedding_batch_size)
+    settings = get_settings()
+    return Embedder(batch_size=settings.embedding_batch_size, threads=settings.model_threads)

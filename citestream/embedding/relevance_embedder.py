@@ -74,7 +74,9 @@ def relevance_embedder_at(folder: Path) -> Embedder:
 
     name = _embedder_name(folder)
     if not (folder / DELTA_FILE).is_file():  # a sentence-transformers folder, zero-shot (stock MiniLM, mpnet)
-        return Embedder(batch_size=get_settings().embedding_batch_size, name=name, base=str(folder))
+        return Embedder(batch_size=get_settings().embedding_batch_size, name=name, base=str(folder),
+                        threads=get_settings().model_threads)
     base = json.loads((folder / METADATA_FILE).read_text()).get("base", MODEL_NAME)
     delta = {k: v.to(torch.float32) for k, v in load_file(str(folder / DELTA_FILE)).items()}
-    return Embedder(batch_size=get_settings().embedding_batch_size, delta=delta, name=name, base=base_path(base))
+    return Embedder(batch_size=get_settings().embedding_batch_size, delta=delta, name=name, base=base_path(base),
+                    threads=get_settings().model_threads)

@@ -45,7 +45,7 @@ import numpy as np
 
 from ..embedding.batching import Coalescer, split_rows
 from ..core.hashing import file_sha256
-from ..embedding import DELTA_FILE, METADATA_FILE, quiet_model_loading
+from ..embedding import DELTA_FILE, METADATA_FILE, pin_torch_threads, quiet_model_loading
 from .carried import active
 from ..core.text_units import matching_terms, scored_units
 
@@ -89,7 +89,7 @@ class RelevanceModel:
 
     def __init__(self, name_or_path: str = "", batch_size: int = BATCH_SIZE, max_length: int = MAX_LENGTH,
                  embedding_weight: float = EMBEDDING_WEIGHT, cross_k: int = 0, onnx_dir: Path | None = None,
-                 threads: int = 2, onnx_recipe: str = "dynamic"):
+                 threads: int = 1, onnx_recipe: str = "dynamic"):
         if not 0 <= embedding_weight <= 1:
             raise ValueError(f"embedding_weight must be in [0, 1], not {embedding_weight}")
         if cross_k < 0:
@@ -238,7 +238,7 @@ class RelevanceModel:
         if runtime is not None:
             logits[order] = runtime.logits(ordered)
         else:
-            _pin_torch_threads(self._threads)
+            pin_torch_threads(self._threads)
             logits[order] = np.asarray(self._encoder.predict(
                 ordered, batch_size=self.batch_size, activation_fn=_identity(), show_progress_bar=False,
                 convert_to_numpy=True), dtype=np.float64).reshape(-1)
@@ -301,20 +301,6 @@ class ClaimRelevance:
         return self.model.score_passages(self.prefix + claim, passages)
 
 
-def _pin_torch_threads(threads: int) -> None:
-    """PyTorch's forward pass at ``threads`` intra-op threads, whatever this thread was left at.
-
-    Why (issue 54, the refine test's flake): the model's bits depend on the thread count it runs with (27 pairs
-    at max_length 64: pairs 7 and 15 differ in the last bits between 1 and 2 threads, every time), and training
-    sets the process's count (``torch.set_num_threads`` in refine, the embedder's and the judge's training) and
-    leaves it. So the same model scored differently before and after a training run in one process. Set only
-    when it differs, so a process whose count never changes never toggles it."""
-    import torch
-
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-
-
 def _identity():
     import torch
 
@@ -363,9 +349,9 @@ def load_compact(folder: Path, max_length: int):
 @lru_cache(maxsize=4)
 def get_relevance_model(name_or_path: str = "", embedding_weight: float = EMBEDDING_WEIGHT,
                         cross_k: int = 0, onnx_dir: Path | None = None,
-                        onnx_recipe: str = "dynamic") -> RelevanceModel:
+                        onnx_recipe: str = "dynamic", threads: int = 1) -> RelevanceModel:
     return RelevanceModel(name_or_path, embedding_weight=embedding_weight, cross_k=cross_k, onnx_dir=onnx_dir,
-                          onnx_recipe=onnx_recipe)
+                          threads=threads, onnx_recipe=onnx_recipe)
 
 
 def judge_spec(settings, claims: bool = False) -> tuple[str, float]:
@@ -383,4 +369,4 @@ def relevance_model_for(settings, claims: bool = False) -> RelevanceModel:
     name, weight = judge_spec(settings, claims)
     onnx_dir = settings.state_dir / "models" / "onnx" if settings.judge_runtime.startswith("onnx-") else None
     recipe = "static" if settings.judge_runtime == "onnx-int8-static" else "dynamic"
-    return get_relevance_model(name, weight, settings.relevance_cross_k, onnx_dir, recipe)
+    return get_relevance_model(name, weight, settings.relevance_cross_k, onnx_dir, recipe, settings.model_threads)
