@@ -86,9 +86,10 @@ class Settings(BaseSettings):
     questions_together_within_ms: float = Field(
         10, gt=0, description="How long the retrieve agent waits to fill a group before it runs what it has")
     model_threads: int = Field(
-        1, ge=1, le=64, description="Intra-op threads of each model pass (PyTorch and ONNX Runtime). 1: a second "
-                                    "thread mostly spins on passes this short (one worker 5.5 → 6.1 q/s, in-process "
-                                    "p50 158 → 138 ms); every process uses the same count, so a pass gives the same "
+        1, ge=1, le=64, description="Intra-op threads of each model pass (PyTorch and ONNX Runtime). 1: a worker's "
+                                    "parallelism is the questions in flight, and a second thread mostly spins on "
+                                    "passes this short (one worker 5.6 → 7.0 q/s; one question alone in-process "
+                                    "about 7 % slower); every process uses the same count, so a pass gives the same "
                                     "bits in a worker, in-process and in the page")
     relevance_backstop: float | None = Field(
         None, description="Override the policy's relevance backstop (0.30: a best candidate below it: refuse)")
