@@ -11,8 +11,8 @@ questions are templates, never the measured ones. Printed side by side:
 * one worker through Kafka, all questions published at once (latency includes the queue), its retrieve agent
   taking questions in groups of ``questions_together`` (their model passes batched), and the same worker taking
   them one at a time (``CITESTREAM_QUESTIONS_TOGETHER=1``);
-* two workers in one consumer group (the topics' 4 partitions split between them), each with one torch thread,
-  so that the two of them use the machine's two cores as one worker does;
+* two workers in one consumer group (the topics' 4 partitions split between them), each at one thread a model
+  pass as every process (``CITESTREAM_MODEL_THREADS``);
 * one worker with the judge run by PyTorch in fp32 instead of ONNX Runtime in int8 (``TORCH``), and one scoring
   with the relevance embedder's cosine alone, as before the judge (``COSINE``): what each lever costs or saves;
 * with ``BENCH_RELEVANCE_EMBEDDER=<folder>`` (another relevance embedder, such as the one tuned on
@@ -119,8 +119,7 @@ def run_stream(workers: int, tag: str, env: dict[str, str] | None = None) -> dic
     folder = Path(tempfile.mkdtemp(prefix="citestream-bench-"))
     started_workers: list[Worker] = []
     with fresh_broker(folder) as broker:
-        env = {**({"OMP_NUM_THREADS": "1"} if workers > 1 else {}), **(env or {}),
-               "CITESTREAM_BROKER_URL": broker.url}
+        env = {**(env or {}), "CITESTREAM_BROKER_URL": broker.url}
         settings = get_settings().model_copy(update={"broker_url": broker.url})
         try:
             for i in range(workers):

@@ -18,8 +18,7 @@ __all__ = [
     "ClaimVerifyResult", "ComplianceReportRecord", "ComplianceRequest", "Contract", "DeadLetter",
     "Envelope", "FALLBACK_ALERT_MESSAGE", "Fact", "FactsRecord", "FallbackRateAlert", "FallbackTick",
     "GenerationRecord", "GroundingPack", "IngestRequest", "IngestResult", "InlineDocument", "LLMExecutionResult",
-    "NoAnswer",
-    "PromptBuildResult", "PromptRecord", "QuestionEvent", "QuestionReading", "REFUSAL_TEXT", "RelevantFactsRecord",
-    "RelevanceTrace", "RetrievalResult", "RetrievalTrace", "SCHEMA_VERSION", "SelectedEvidence", "StageTiming",
-    "ValidatedAnswer",
+    "NoAnswer", "PromptBuildResult", "PromptRecord", "QuestionEvent", "QuestionReading", "REFUSAL_TEXT",
+    "RelevantFactsRecord", "RelevanceTrace", "RetrievalResult", "RetrievalTrace", "SCHEMA_VERSION",
+    "SelectedEvidence", "StageTiming", "ValidatedAnswer",
 ]

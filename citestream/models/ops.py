@@ -64,8 +64,8 @@ FALLBACK_ALERT_MESSAGE = (
 
 class FallbackTick(StampedEnvelope, Sealed):
     """One answerable ``qa.facts`` record, as the fallback-rate table counts it: what the alerts agent regroups
-    under one key instead of the whole record (a tenth of a kilobyte against tens), sealed so that a tick no worker
-    wrote is not counted. Key: ``fallback-rate``."""
+    under one key instead of the whole record (under 300 bytes against tens of kilobytes), sealed so that a tick no
+    worker wrote is not counted. Key: ``fallback-rate``."""
 
     fallback_used: bool
 
