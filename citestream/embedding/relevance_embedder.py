@@ -73,10 +73,11 @@ def relevance_embedder_at(folder: Path) -> Embedder:
     from ..config import get_settings
 
     name = _embedder_name(folder)
+    settings = get_settings()
     if not (folder / DELTA_FILE).is_file():  # a sentence-transformers folder, zero-shot (stock MiniLM, mpnet)
-        return Embedder(batch_size=get_settings().embedding_batch_size, name=name, base=str(folder),
-                        threads=get_settings().model_threads)
+        return Embedder(batch_size=settings.embedding_batch_size, name=name, base=str(folder),
+                        threads=settings.model_threads)
     base = json.loads((folder / METADATA_FILE).read_text()).get("base", MODEL_NAME)
     delta = {k: v.to(torch.float32) for k, v in load_file(str(folder / DELTA_FILE)).items()}
-    return Embedder(batch_size=get_settings().embedding_batch_size, delta=delta, name=name, base=base_path(base),
-                    threads=get_settings().model_threads)
+    return Embedder(batch_size=settings.embedding_batch_size, delta=delta, name=name, base=base_path(base),
+                    threads=settings.model_threads)

@@ -4,10 +4,10 @@ Answerable traffic is every Phase A record that found evidence (at least one
 accepted fact); a fallback event is such a record with ``fallback_used``. Each
 answerable record, once its contract and seal are checked, becomes a sealed
 ``FallbackTick`` regrouped under one key, so one table partition sees the whole
-stream whatever the number of workers: the repartition topic carries ticks of a
-tenth of a kilobyte, not the records (which were a quarter of the embedded
-broker's bytes). A window alerts once, when its rate
-first exceeds the threshold (qa-contract-v1 §3, with the contract's message).
+stream whatever the number of workers: the repartition topic carries ticks of
+under 300 bytes, not the records (which were a quarter of the embedded broker's
+bytes). A window alerts once, when its rate first exceeds the threshold
+(qa-contract-v1 §3, with the contract's message).
 """
 
 from __future__ import annotations
