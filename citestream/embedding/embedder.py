@@ -12,6 +12,7 @@ import threading
 from collections.abc import Sequence
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -84,10 +85,11 @@ class Embedder:
     dim = EMBEDDING_DIM
 
     def __init__(self, batch_size: int = 64, delta: dict | None = None, name: str = MODEL_NAME,
-                 base: str | None = None, threads: int = 1):
+                 base: str | None = None, threads: int = 1, onnx_dir: Path | None = None):
         """``delta``: encoder weights to put over the base model's (a tuned copy such as the relevance
         embedder, which keeps the base token embeddings). ``base``: a sentence-transformers folder (default: the
-        package's all-MiniLM-L6-v2). ``threads``: each pass's intra-op threads (``Settings.model_threads``)."""
+        package's all-MiniLM-L6-v2). ``threads``: each pass's intra-op threads (``Settings.model_threads``).
+        ``onnx_dir``: where the ONNX graph of the pass is kept (``onnx_embedder``; None: PyTorch)."""
         from sentence_transformers import SentenceTransformer
 
         self.batch_size = batch_size
@@ -100,6 +102,9 @@ class Embedder:
             put_encoder_weights(self._model[0].auto_model, delta)
         self._model.eval()  # once, not on every call as ``encode`` does
         self._lock = threading.Lock()  # one forward pass at a time; torch uses both cores per call
+        self._onnx_dir = onnx_dir
+        self._runtime_lock = threading.Lock()
+        self._runtime = None  # the ONNX runtime, made on the first pass (False: it could not be)
         self._together = Coalescer(self._embed_calls, "embedding")
 
     def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
@@ -124,14 +129,28 @@ class Embedder:
     def forward(self, texts: list[str]) -> np.ndarray:
         """One batch through the model: tokenize, forward, normalise; what ``SentenceTransformer.encode`` does for
         a batch, without its per-call set-up (device resolution, ``eval()`` over every module): 1–2 ms of CPU a
-        call, a tenth of a question's own pass."""
+        call, a tenth of a question's own pass. By ONNX Runtime when ``onnx_dir`` is set and the graph can be made
+        (``onnx_embedder``)."""
         import torch
 
+        runtime = self._onnx_runtime()
+        if runtime is not None:
+            return runtime.forward(texts)
         pin_torch_threads(self.threads)
         with torch.inference_mode():
             features = self._model.preprocess(texts)
             embeddings = self._model(features)["sentence_embedding"]
             return torch.nn.functional.normalize(embeddings, p=2, dim=1).numpy()
+
+    def _onnx_runtime(self):
+        if self._onnx_dir is None:
+            return None
+        with self._runtime_lock:
+            if self._runtime is None:
+                from .onnx_embedder import onnx_embedder
+
+                self._runtime = onnx_embedder(self._model, self.name, self._onnx_dir, self.threads) or False
+        return self._runtime or None
 
     def embed_together(self, texts: Sequence[str]) -> np.ndarray:
         """``embed`` for a question's few texts, in one pass with the texts of other questions asked meanwhile
@@ -154,4 +173,10 @@ def get_embedder() -> Embedder:
     from ..config import get_settings
 
     settings = get_settings()
-    return Embedder(batch_size=settings.embedding_batch_size, threads=settings.model_threads)
+    return Embedder(batch_size=settings.embedding_batch_size, threads=settings.model_threads,
+                    onnx_dir=embedding_onnx_dir(settings))
+
+
+def embedding_onnx_dir(settings) -> Path | None:
+    """Where the embedders' ONNX graphs are kept (``Settings.embedding_runtime``); None: PyTorch."""
+    return settings.state_dir / "models" / "onnx" if settings.embedding_runtime == "onnx" else None

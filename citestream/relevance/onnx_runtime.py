@@ -13,11 +13,9 @@ at ingest), so its forward pass is most of a question's CPU. Two recipes (``CITE
   32: batch-safe, but dearer than dynamic (docs/experiments/2026-11-29-speed.md).
 
 The graph is built from the loaded model the first time a process needs it (a worker builds it before it says it is
-ready, ``Deps.warm``) and kept in the state folder under a key of everything it is made from: the weights' SHA-256,
-the versions of torch, transformers, onnx and onnxruntime, the recipe and its calibration pairs. A manifest beside
-it records the graph's own SHA-256, checked on the bytes that are loaded: a graph of other weights is never found
-under this key, and a changed or truncated file is rebuilt, never used. A failure to build or load falls back to
-PyTorch, with a warning: the scores are the model's either way.
+ready, ``Deps.warm``) and kept in the state folder (``embedding.onnx_graph``: keyed by the weights' SHA-256, the
+libraries' versions, the recipe and its calibration pairs; its digest checked on the bytes loaded). A failure to
+build or load falls back to PyTorch, with a warning: the scores are the model's either way.
 """
 
 from __future__ import annotations
@@ -28,15 +26,14 @@ import logging
 import os
 import re
 import tempfile
-import threading
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from ..embedding.onnx_graph import cached_graph, library_versions, session, weights_digest
+
 log = logging.getLogger("citestream.relevance")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_build_lock = threading.Lock()
 RECIPES = {
     "dynamic": "dynamic-int8-v1: per-channel int8 weights, activations scaled per run; one pair a run",
     "static": "static-int8-v1: QDQ, per-channel int8 weights, uint8 activations by min-max, FFN output in fp32",
@@ -47,29 +44,6 @@ KEEP_FP32 = re.compile(r"layer\.\d+/output/dense/MatMul$")
 BATCH = 32
 """Pairs per run of the static graph: length-sorted by the caller, so a run pads little. The dynamic graph runs one
 pair a run (its scales are taken over the whole input: in a batch a pair's score would move with its companions)."""
-LIBRARIES = ("torch", "transformers", "onnx", "onnxruntime")
-
-
-def weights_digest(model) -> str:
-    """SHA-256 of every parameter and buffer of ``model``, by name: what the graph computes with."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(str(tensor.dtype).encode())
-        digest.update(str(tuple(tensor.shape)).encode())
-        digest.update(tensor.detach().contiguous().cpu().numpy().tobytes())
-    return digest.hexdigest()
-
-
-def library_versions() -> dict[str, str]:
-    """The installed versions of what exports, quantises and runs the graph."""
-    versions = {}
-    for library in LIBRARIES:
-        try:
-            versions[library] = metadata.version(library)
-        except metadata.PackageNotFoundError:
-            versions[library] = "absent"
-    return versions
 
 
 def graph_key(model, name: str, recipe: str) -> dict:
@@ -108,7 +82,6 @@ def _export(model, tokenizer, path: Path, max_length: int, recipe: str) -> None:
             enc = tokenizer([pair[0]], [pair[1]], truncation=True, max_length=max_length, return_tensors="np")
             return {n: enc[n].astype(np.int64) for n in names}
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         fp32, prepared = Path(tmp) / "fp32.onnx", Path(tmp) / "prepared.onnx"
         with torch.no_grad():
@@ -129,40 +102,10 @@ def _export(model, tokenizer, path: Path, max_length: int, recipe: str) -> None:
         os.replace(partial, path)  # atomic: another process sees the whole file or none
 
 
-def _manifest_path(graph: Path) -> Path:
-    return graph.with_suffix(".json")
-
-
-def verified_graph(graph: Path, key: dict) -> bytes | None:
-    """The graph's bytes when its manifest names this key and its digest matches them; None otherwise."""
-    try:
-        manifest = json.loads(_manifest_path(graph).read_text())
-        data = graph.read_bytes()
-    except (OSError, ValueError):
-        return None
-    if not isinstance(manifest, dict) or manifest.get("key") != key:
-        return None
-    if manifest.get("sha256") != hashlib.sha256(data).hexdigest():
-        log.warning("the judge's ONNX graph %s does not match its recorded digest; rebuilding it", graph.name)
-        return None
-    return data
-
-
 def built_graph(model, tokenizer, name: str, folder: Path, max_length: int, recipe: str) -> bytes:
     """The verified int8 graph of ``model``: loaded when its key and digest match, built (and recorded) otherwise."""
-    key = graph_key(model, name, recipe)
-    stem = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
-    graph = folder / f"{stem}-int8.onnx"
-    with _build_lock:
-        data = verified_graph(graph, key)
-        if data is None:
-            _export(model, tokenizer, graph, max_length, recipe)
-            data = graph.read_bytes()
-            manifest = {"key": key, "sha256": hashlib.sha256(data).hexdigest()}
-            partial = graph.with_suffix(".json.partial")
-            partial.write_text(json.dumps(manifest, indent=1))
-            os.replace(partial, _manifest_path(graph))
-    return data
+    return cached_graph(graph_key(model, name, recipe), folder, "int8",
+                        lambda path: _export(model, tokenizer, path, max_length, recipe))
 
 
 class OnnxCrossEncoder:
@@ -171,17 +114,12 @@ class OnnxCrossEncoder:
 
     def __init__(self, model, tokenizer, name: str, folder: Path, threads: int, max_length: int,
                  recipe: str = "dynamic"):
-        import onnxruntime as ort
-
         if recipe not in RECIPES:
             raise ValueError(f"no int8 recipe {recipe!r}: one of {sorted(RECIPES)}")
         self.tokenizer, self.max_length = tokenizer, max_length
         self.batch = BATCH if recipe == "static" else 1
         data = built_graph(model, tokenizer, name, folder, max_length, recipe)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        self.session = session(data, threads)
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def logits(self, pairs: list[tuple[str, str]]) -> np.ndarray:
