@@ -6,14 +6,16 @@ reworded, with typos and background; the first ``BENCH_QUESTIONS``, all 122 by d
 its own or with its caches cleared, so no arm reads another's scores; over the ingested ../shared/corpus. Warm-up
 questions are templates, never the measured ones. Printed side by side:
 
-* the questions' own embedding, one at a time: the one model pass a question needs at the least;
+* the questions' own embedding, one at a time: the one model pass a question needs at the least; by ONNX Runtime
+  as served, and by PyTorch (``CITESTREAM_EMBEDDING_RUNTIME=torch``);
 * the stage functions in-process, one question at a time;
 * one worker through Kafka, all questions published at once (latency includes the queue), its retrieve agent
   taking questions in groups of ``questions_together`` (their model passes batched), and the same worker taking
   them one at a time (``CITESTREAM_QUESTIONS_TOGETHER=1``);
 * two workers in one consumer group (the topics' 4 partitions split between them), each at one thread a model
   pass as every process (``CITESTREAM_MODEL_THREADS``);
-* one worker with the judge run by PyTorch in fp32 instead of ONNX Runtime in int8 (``TORCH``), and one scoring
+* one worker with the judge run by PyTorch in fp32 instead of ONNX Runtime in int8 (``TORCH``), one with the
+  embedders run by PyTorch instead of ONNX Runtime in fp32 (``TORCH_EMBEDDINGS``), and one scoring
   with the relevance embedder's cosine alone, as before the judge (``COSINE``): what each lever costs or saves;
 * with ``BENCH_RELEVANCE_EMBEDDER=<folder>`` (another relevance embedder, such as the one tuned on
   all-mpnet-base-v2), that embedder's question embedding alone and one worker scoring with it, beside the shipped
@@ -55,6 +57,7 @@ from ._support import (CORPUS, Worker, ensure_corpus, fresh_broker, held_out_que
 N = int(os.environ.get("BENCH_QUESTIONS", "122"))
 CANDIDATE = os.environ.get("BENCH_RELEVANCE_EMBEDDER", "")
 TORCH = {"CITESTREAM_JUDGE_RUNTIME": "torch"}
+TORCH_EMBEDDINGS = {"CITESTREAM_EMBEDDING_RUNTIME": "torch"}
 COSINE = {"CITESTREAM_RELEVANCE_EMBEDDING_WEIGHT": "1", "CITESTREAM_RELEVANCE_ANSWER_THRESHOLD": "0.60",
           "CITESTREAM_RELEVANCE_BACKSTOP": "0.30"}
 """The relevance embedder's cosine alone with the thresholds chosen for it (policy qa-v2.7): the score before the
@@ -158,23 +161,27 @@ def main() -> None:
     deps = Deps(get_settings())
     deps.warm()
     embed = run_embedding(deps.embedder)
+    embed_torch = run_embedding(Embedder(threads=deps.settings.model_threads), "embed-torch")
     inproc = run_inprocess(deps)
     sealing_ms = run_sealing(deps)
     single = run_stream(1, "single", {"CITESTREAM_QUESTIONS_TOGETHER": "1"})
     one = run_stream(1, "one")
     two = run_stream(2, "two")
     torch_arm = run_stream(1, "torch", TORCH)
+    torch_embeddings = run_stream(1, "torch-embeddings", TORCH_EMBEDDINGS)
     cosine = run_stream(1, "cosine", COSINE)
     print(f"\n{N} qa-v2 test questions per arm over ../shared/corpus, extractive backend, relevance model on "
           f"({deps.relevance.name}, cross_k {deps.relevance.cross_k}), 2 cores")
     together = get_settings().questions_together
     print(f"{'arm':<48}{'answered':>9}{'q/s':>9}{'p50 ms':>10}{'p99 ms':>10}{'broker MB':>10}")
     for name, r in (("question embedding alone, one at a time", embed),
+                    ("question embedding alone, PyTorch", embed_torch),
                     ("stage functions in-process", inproc),
                     ("five agents via Kafka, one worker, one at a time", single),
                     (f"five agents via Kafka, one worker, {together} together", one),
                     ("five agents via Kafka, two workers", two),
                     ("one worker, the judge in PyTorch fp32", torch_arm),
+                    ("one worker, the embedders in PyTorch", torch_embeddings),
                     ("one worker, cosine alone (before the judge)", cosine), *candidate):
         store = f"{r['store_mb']:>10.1f}" if "store_mb" in r else f"{'':>10}"
         print(f"{name:<48}{r['answered']:>9}{r['qps']:>9.1f}{r['p50_ms']:>10.0f}{r['p99_ms']:>10.0f}{store}")
@@ -183,6 +190,8 @@ def main() -> None:
     print(f"{together} together / one at a time (one worker): {one['qps'] / single['qps']:.2f}")
     print(f"two workers / one worker: {two['qps'] / one['qps']:.2f}")
     print(f"the judge in PyTorch fp32 / in int8 (one worker): {torch_arm['qps'] / one['qps']:.2f}")
+    print(f"the embedders in PyTorch / in ONNX Runtime (one worker): {torch_embeddings['qps'] / one['qps']:.2f}; "
+          f"a question's embedding alone: {1000 / embed_torch['qps']:.1f} ms against {1000 / embed['qps']:.1f} ms")
     print(f"cosine alone / the judge (one worker): {cosine['qps'] / one['qps']:.2f}")
     if candidate:
         print(f"relevance embedder {Path(CANDIDATE).name} / the shipped one (one worker): "
