@@ -26,6 +26,7 @@ import logging
 import os
 import re
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -110,10 +111,10 @@ def built_graph(model, tokenizer, name: str, folder: Path, max_length: int, reci
 
 class OnnxCrossEncoder:
     """``logits(pairs)`` of a Hugging Face sequence classifier, computed by ONNX Runtime in int8 (``recipe``:
-    "dynamic" or "static")."""
+    "dynamic" or "static"), ``lanes`` runs at once (``Settings.judge_lanes``)."""
 
     def __init__(self, model, tokenizer, name: str, folder: Path, threads: int, max_length: int,
-                 recipe: str = "dynamic"):
+                 recipe: str = "dynamic", lanes: int = 1):
         if recipe not in RECIPES:
             raise ValueError(f"no int8 recipe {recipe!r}: one of {sorted(RECIPES)}")
         self.tokenizer, self.max_length = tokenizer, max_length
@@ -121,27 +122,36 @@ class OnnxCrossEncoder:
         data = built_graph(model, tokenizer, name, folder, max_length, recipe)
         self.session = session(data, threads)
         self.inputs = {i.name for i in self.session.get_inputs()}
+        self._lanes = ThreadPoolExecutor(lanes, thread_name_prefix="judge-lane") if lanes > 1 else None
+
+    def _feeds(self, run: list[tuple[str, str]]) -> dict[str, np.ndarray]:
+        enc = self.tokenizer([q for q, _ in run], [t for _, t in run], truncation=True, padding=True,
+                             max_length=self.max_length, return_tensors="np")
+        return {k: v.astype(np.int64) for k, v in enc.items() if k in self.inputs}
+
+    def _logits(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        return self.session.run(None, feeds)[0].reshape(-1)
 
     def logits(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """Static: runs of ``BATCH`` pairs, padded to the longest of the run; a pair's logit has the same bits in
         any run (fixed scales, exact integer products, row-wise everything else; padding is masked out). Dynamic: one
-        pair a run, so its scales are its own."""
-        out = []
-        for start in range(0, len(pairs), self.batch):
-            run = pairs[start:start + self.batch]
-            enc = self.tokenizer([q for q, _ in run], [t for _, t in run], truncation=True, padding=True,
-                                 max_length=self.max_length, return_tensors="np")
-            feeds = {k: v.astype(np.int64) for k, v in enc.items() if k in self.inputs}
-            out.append(self.session.run(None, feeds)[0].reshape(-1))
+        pair a run, so its scales are its own. Runs go ``lanes`` at a time, each at the session's one thread: a
+        run's bits do not depend on which lane ran it. Tokenised here first: a fast tokenizer sets its truncation
+        on every call and refuses a second thread meanwhile ("Already borrowed")."""
+        feeds = [self._feeds(pairs[start:start + self.batch]) for start in range(0, len(pairs), self.batch)]
+        if self._lanes is not None and len(feeds) > 1:
+            out = list(self._lanes.map(self._logits, feeds))
+        else:
+            out = [self._logits(f) for f in feeds]
         return np.concatenate(out).astype(np.float64) if out else np.zeros(0)
 
 
 def onnx_encoder(encoder, key: str, folder: Path, threads: int, max_length: int,
-                 recipe: str = "dynamic") -> OnnxCrossEncoder | None:
+                 recipe: str = "dynamic", lanes: int = 1) -> OnnxCrossEncoder | None:
     """The int8 runtime for a loaded sentence-transformers ``CrossEncoder``; None (PyTorch stays) when ONNX Runtime
     is missing or the graph cannot be built or loaded."""
     try:
-        return OnnxCrossEncoder(encoder.model, encoder.tokenizer, key, folder, threads, max_length, recipe)
+        return OnnxCrossEncoder(encoder.model, encoder.tokenizer, key, folder, threads, max_length, recipe, lanes)
     except Exception as exc:  # noqa: BLE001 - an optimisation: PyTorch computes the same scores
         log.warning("ONNX Runtime unavailable for the judge (%s: %s); scoring with PyTorch", type(exc).__name__, exc)
         return None

@@ -89,7 +89,7 @@ class RelevanceModel:
 
     def __init__(self, name_or_path: str = "", batch_size: int = BATCH_SIZE, max_length: int = MAX_LENGTH,
                  embedding_weight: float = EMBEDDING_WEIGHT, cross_k: int = 0, onnx_dir: Path | None = None,
-                 threads: int = 1, onnx_recipe: str = "dynamic"):
+                 threads: int = 1, onnx_recipe: str = "dynamic", lanes: int = 1):
         if not 0 <= embedding_weight <= 1:
             raise ValueError(f"embedding_weight must be in [0, 1], not {embedding_weight}")
         if cross_k < 0:
@@ -116,7 +116,7 @@ class RelevanceModel:
             raise FileNotFoundError(f"no relevance model in {SHIPPED_DIR}: run `make model`")
         else:  # any Hugging Face cross-encoder: a folder or a hub name
             self._encoder, self.encoder_name = _shared(_load_cross_encoder, name_or_path, max_length)
-        self._onnx_dir, self._threads, self._onnx_recipe = onnx_dir, threads, onnx_recipe
+        self._onnx_dir, self._threads, self._onnx_recipe, self._lanes = onnx_dir, threads, onnx_recipe, lanes
         self._runtime = None
         """The int8 ONNX runtime of the cross-encoder (``onnx_runtime``), made on its first pair when ``onnx_dir`` is
         given; PyTorch otherwise, or when it cannot be made."""
@@ -252,7 +252,7 @@ class RelevanceModel:
                 from .onnx_runtime import onnx_encoder
 
                 self._runtime = onnx_encoder(self._encoder, self.encoder_name, self._onnx_dir, self._threads,
-                                             self.max_length, self._onnx_recipe) or False
+                                             self.max_length, self._onnx_recipe, self._lanes) or False
         return self._runtime or None
 
     def read_stored_vectors(self, fetch: Callable[[list[str]], dict[str, np.ndarray]]) -> None:
@@ -349,9 +349,9 @@ def load_compact(folder: Path, max_length: int):
 @lru_cache(maxsize=4)
 def get_relevance_model(name_or_path: str = "", embedding_weight: float = EMBEDDING_WEIGHT,
                         cross_k: int = 0, onnx_dir: Path | None = None,
-                        onnx_recipe: str = "dynamic", threads: int = 1) -> RelevanceModel:
+                        onnx_recipe: str = "dynamic", threads: int = 1, lanes: int = 1) -> RelevanceModel:
     return RelevanceModel(name_or_path, embedding_weight=embedding_weight, cross_k=cross_k, onnx_dir=onnx_dir,
-                          threads=threads, onnx_recipe=onnx_recipe)
+                          threads=threads, onnx_recipe=onnx_recipe, lanes=lanes)
 
 
 def judge_spec(settings, claims: bool = False) -> tuple[str, float]:
@@ -369,4 +369,5 @@ def relevance_model_for(settings, claims: bool = False) -> RelevanceModel:
     name, weight = judge_spec(settings, claims)
     onnx_dir = settings.state_dir / "models" / "onnx" if settings.judge_runtime.startswith("onnx-") else None
     recipe = "static" if settings.judge_runtime == "onnx-int8-static" else "dynamic"
-    return get_relevance_model(name, weight, settings.relevance_cross_k, onnx_dir, recipe, settings.model_threads)
+    return get_relevance_model(name, weight, settings.relevance_cross_k, onnx_dir, recipe, settings.model_threads,
+                               settings.judge_lanes)

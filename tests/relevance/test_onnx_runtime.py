@@ -128,3 +128,19 @@ def test_a_graph_that_cannot_be_built_falls_back_to_pytorch(tmp_path, caplog):
         scores = model.cross_pairs(PAIRS[:2])
     assert "scoring with PyTorch" in caplog.text
     assert np.allclose(scores, RelevanceModel("", embedding_weight=0.0).cross_pairs(PAIRS[:2]), atol=1e-5)
+
+
+def test_a_pairs_score_has_the_same_bits_in_any_lane(built):
+    """A worker's judge runs ``judge_lanes`` pairs at once (each its own run at one thread), so a question's pairs use
+    both cores; which lane ran a pair, and what ran beside it, does not change its bits."""
+    from citestream.config import get_settings
+    from citestream.relevance.scorer import relevance_model_for
+
+    noise = [(f"Question {i} about something else entirely?", "A sentence. " * (1 + i % 9)) for i in range(30)]
+    pairs = noise[:15] + PAIRS + noise[15:]
+    one_lane = RelevanceModel("", embedding_weight=0.0, onnx_dir=built).cross_pairs(pairs)
+    two_lanes = RelevanceModel("", embedding_weight=0.0, onnx_dir=built, lanes=2)
+    assert np.array_equal(two_lanes.cross_pairs(pairs), one_lane)
+    assert two_lanes._onnx_runtime()._lanes is not None
+    served = relevance_model_for(get_settings())
+    assert served._lanes == get_settings().judge_lanes == 2
