@@ -75,7 +75,8 @@ class Settings(BaseSettings):
                                  "share a run with the same scores; ~30 % dearer a pair) | torch (PyTorch fp32)")
     embedding_runtime: Literal["onnx", "torch"] = Field(
         "onnx", description="How the embedders run: onnx (ONNX Runtime, fp32, built once into "
-                            "<state_dir>/models/onnx/; a third of PyTorch's CPU a pass, the same vectors within 1e-6) "
+                            "<state_dir>/models/onnx/; less than half of PyTorch's CPU a pass, the same vectors within "
+                            "1e-6) "
                             "| torch (PyTorch)")
     relevance_embedder: str = Field(
         "", description="Folder of the relevance blend's embedding model (`citestream scorer embedder --out`); "

@@ -101,7 +101,7 @@ class Embedder:
         if delta:
             put_encoder_weights(self._model[0].auto_model, delta)
         self._model.eval()  # once, not on every call as ``encode`` does
-        self._lock = threading.Lock()  # one forward pass at a time; torch uses both cores per call
+        self._lock = threading.Lock()  # one forward pass at a time
         self._onnx_dir = onnx_dir
         self._runtime_lock = threading.Lock()
         self._runtime = None  # the ONNX runtime, made on the first pass (False: it could not be)

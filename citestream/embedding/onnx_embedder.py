@@ -33,8 +33,8 @@ def _pooled(model):
     names = [type(m).__name__ for m in modules]
     if names not in (["Transformer", "Pooling", "Normalize"], ["Transformer", "Pooling"]):
         return None
-    if getattr(modules[1], "pooling_mode", None) != "mean" and not getattr(modules[1], "pooling_mode_mean_tokens",
-                                                                           False):
+    mode = getattr(modules[1], "pooling_mode", None)  # sentence-transformers ≥ 6; before, the mode's string
+    if (mode if mode is not None else modules[1].get_pooling_mode_str()) != "mean":
         return None
     encoder = copy.deepcopy(modules[0].auto_model).eval()
     encoder.set_attn_implementation("eager")  # transformers ≥ 4.48; on older ones the export fails: PyTorch stays
