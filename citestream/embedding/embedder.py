@@ -85,11 +85,13 @@ class Embedder:
     dim = EMBEDDING_DIM
 
     def __init__(self, batch_size: int = 64, delta: dict | None = None, name: str = MODEL_NAME,
-                 base: str | None = None, threads: int = 1, onnx_dir: Path | None = None):
+                 base: str | None = None, threads: int = 1, onnx_dir: Path | None = None,
+                 onnx_recipe: str = "int8"):
         """``delta``: encoder weights to put over the base model's (a tuned copy such as the relevance
         embedder, which keeps the base token embeddings). ``base``: a sentence-transformers folder (default: the
         package's all-MiniLM-L6-v2). ``threads``: each pass's intra-op threads (``Settings.model_threads``).
-        ``onnx_dir``: where the ONNX graph of the pass is kept (``onnx_embedder``; None: PyTorch)."""
+        ``onnx_dir``: where the ONNX graph of the pass is kept (``onnx_embedder``; None: PyTorch), made by
+        ``onnx_recipe`` ("int8" or "fp32")."""
         from sentence_transformers import SentenceTransformer
 
         self.batch_size = batch_size
@@ -102,7 +104,7 @@ class Embedder:
             put_encoder_weights(self._model[0].auto_model, delta)
         self._model.eval()  # once, not on every call as ``encode`` does
         self._lock = threading.Lock()  # one forward pass at a time
-        self._onnx_dir = onnx_dir
+        self._onnx_dir, self._onnx_recipe = onnx_dir, onnx_recipe
         self._runtime_lock = threading.Lock()
         self._runtime = None  # the ONNX runtime, made on the first pass (False: it could not be)
         self._together = Coalescer(self._embed_calls, "embedding")
@@ -149,7 +151,8 @@ class Embedder:
             if self._runtime is None:
                 from .onnx_embedder import onnx_embedder
 
-                self._runtime = onnx_embedder(self._model, self.name, self._onnx_dir, self.threads) or False
+                self._runtime = onnx_embedder(self._model, self.name, self._onnx_dir, self.threads,
+                                              self._onnx_recipe) or False
         return self._runtime or None
 
     def embed_together(self, texts: Sequence[str]) -> np.ndarray:
@@ -174,9 +177,13 @@ def get_embedder() -> Embedder:
 
     settings = get_settings()
     return Embedder(batch_size=settings.embedding_batch_size, threads=settings.model_threads,
-                    onnx_dir=embedding_onnx_dir(settings))
+                    **embedding_runtime(settings))
 
 
-def embedding_onnx_dir(settings) -> Path | None:
-    """Where the embedders' ONNX graphs are kept (``Settings.embedding_runtime``); None: PyTorch."""
-    return settings.state_dir / "models" / "onnx" if settings.embedding_runtime == "onnx" else None
+def embedding_runtime(settings) -> dict:
+    """``Embedder``'s ONNX arguments for ``Settings.embedding_runtime``: where the graphs are kept (None: PyTorch) and
+    their recipe."""
+    runtime = settings.embedding_runtime
+    if runtime == "torch":
+        return {"onnx_dir": None}
+    return {"onnx_dir": settings.state_dir / "models" / "onnx", "onnx_recipe": runtime.removeprefix("onnx-")}

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..core.hashing import file_sha256
-from .embedder import MODEL_NAME, Embedder, embedding_onnx_dir, model_path
+from .embedder import MODEL_NAME, Embedder, embedding_runtime, model_path
 
 
 RELEVANCE_EMBEDDER_DIR = Path(__file__).resolve().parents[1] / "relevance" / "embedder_weights"
@@ -76,8 +76,8 @@ def relevance_embedder_at(folder: Path) -> Embedder:
     settings = get_settings()
     if not (folder / DELTA_FILE).is_file():  # a sentence-transformers folder, zero-shot (stock MiniLM, mpnet)
         return Embedder(batch_size=settings.embedding_batch_size, name=name, base=str(folder),
-                        threads=settings.model_threads, onnx_dir=embedding_onnx_dir(settings))
+                        threads=settings.model_threads, **embedding_runtime(settings))
     base = json.loads((folder / METADATA_FILE).read_text()).get("base", MODEL_NAME)
     delta = {k: v.to(torch.float32) for k, v in load_file(str(folder / DELTA_FILE)).items()}
     return Embedder(batch_size=settings.embedding_batch_size, delta=delta, name=name, base=base_path(base),
-                    threads=settings.model_threads, onnx_dir=embedding_onnx_dir(settings))
+                    threads=settings.model_threads, **embedding_runtime(settings))
