@@ -76,8 +76,8 @@ class OnnxEmbedder:
         self._model, self.recipe = model, recipe
         sample = model.preprocess(["a sentence of a document"])
         self.inputs = [n for n in _INPUTS if n in sample]
-        key = {"name": name, "weights": weights_digest(pooled), "versions": library_versions(), "recipe": RECIPES[recipe],
-               "inputs": self.inputs, "max_length": int(model.max_seq_length or 0)}
+        key = {"name": name, "weights": weights_digest(pooled), "versions": library_versions(),
+               "recipe": RECIPES[recipe], "inputs": self.inputs, "max_length": int(model.max_seq_length or 0)}
         data = cached_graph(key, folder, "embedding", lambda path: self._export(pooled, sample, path))
         self.session = session(data, threads)
 
