@@ -8,7 +8,7 @@ pooling, normalised); any other model stays in PyTorch.
 
 Two recipes (``Settings.embedding_runtime``): ``int8`` (the default) quantises the linear layers' weights per channel
 and each activation per run, so it embeds **one text a run**: in a batch a text's vector would move with its
-companions. A pass costs half of fp32's again (5.6 → 2.8 ms), vectors sit at cosine 0.993–0.995 of fp32's, and dev
+companions. A pass costs half of fp32's again (5.6 → 2.8 ms), vectors sit at cosine 0.990–0.995 of fp32's, and dev
 with the corpus ingested under it got the same 342 of 497 right (9 outcomes changed; CPU −19 %). ``fp32`` gives
 PyTorch's vectors within 1e-6, in batches.
 """
