@@ -75,9 +75,9 @@ class Settings(BaseSettings):
                                  "share a run with the same scores; ~30 % dearer a pair) | torch (PyTorch fp32)")
     embedding_runtime: Literal["onnx-int8", "onnx-fp32", "torch"] = Field(
         "onnx-int8", description="How the embedders run: onnx-int8 (ONNX Runtime, linear layers in int8, one text a "
-                                 "run, built once into <state_dir>/models/onnx/; about a fifth of PyTorch's CPU a pass; "
-                                 "vectors at cosine ~0.995 of fp32's, dev unchanged) | onnx-fp32 (less than half "
-                                 "of PyTorch's CPU, its vectors within 1e-6) | torch (PyTorch)")
+                                 "run, built once into <state_dir>/models/onnx/; about a fifth of PyTorch's CPU a "
+                                 "pass; vectors at cosine ~0.99 of fp32's, dev unchanged) | onnx-fp32 (less than "
+                                 "half of PyTorch's CPU, its vectors within 1e-6) | torch (PyTorch)")
     relevance_embedder: str = Field(
         "", description="Folder of the relevance blend's embedding model (`citestream scorer embedder --out`); "
                         "empty: the one the package ships")
