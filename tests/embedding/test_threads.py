@@ -5,15 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from citestream.config import get_settings
-from citestream.embedding import get_embedder
+from citestream.embedding import Embedder
 
 
 def test_an_embedding_has_the_same_bits_after_the_process_thread_count_changed():
     """Training sets torch's thread count for the whole process and leaves it; the embedder pins its own count
-    before each pass, so a question's vector (and the retrieval it drives) does not depend on what ran before."""
+    before each pass, so a question's vector (and the retrieval it drives) does not depend on what ran before. The
+    served embedders run by ONNX Runtime, whose thread count is fixed per session; this is the PyTorch pass
+    (``CITESTREAM_EMBEDDING_RUNTIME=torch``, and the embedders training tunes)."""
     import torch
 
-    embedder = get_embedder()
+    embedder = Embedder(threads=get_settings().model_threads)  # no onnx_dir: PyTorch
+    assert embedder._onnx_runtime() is None
     texts = ["Within how many days must a complaint investigation be closed under the quality system regulation?",
              "Who signs the batch record?"] * 4
     before = embedder.embed(texts)
