@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .batching import Coalescer
+from .onnx_graph import graphs_folder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -186,4 +187,4 @@ def embedding_runtime(settings) -> dict:
     runtime = settings.embedding_runtime
     if runtime == "torch":
         return {"onnx_dir": None}
-    return {"onnx_dir": settings.state_dir / "models" / "onnx", "onnx_recipe": runtime.removeprefix("onnx-")}
+    return {"onnx_dir": graphs_folder(settings), "onnx_recipe": runtime.removeprefix("onnx-")}

@@ -24,6 +24,11 @@ LIBRARIES = ("torch", "transformers", "onnx", "onnxruntime")
 _build_lock = threading.Lock()
 
 
+def graphs_folder(settings) -> Path:
+    """Where every model's ONNX graphs are kept: the judges' and the embedders'."""
+    return settings.state_dir / "models" / "onnx"
+
+
 def weights_digest(model) -> str:
     """SHA-256 of every parameter and buffer of ``model``, by name: what the graph computes with."""
     digest = hashlib.sha256()

@@ -46,6 +46,7 @@ import numpy as np
 from ..embedding.batching import Coalescer, split_rows
 from ..core.hashing import file_sha256
 from ..embedding import DELTA_FILE, METADATA_FILE, pin_torch_threads, quiet_model_loading
+from ..embedding.onnx_graph import graphs_folder
 from .carried import active
 from ..core.text_units import matching_terms, scored_units
 
@@ -367,7 +368,7 @@ def relevance_model_for(settings, claims: bool = False) -> RelevanceModel:
     """The process' model as the settings describe it: the question judge, or with ``claims`` the claim judge
     (``judge_spec``), reading ``CITESTREAM_RELEVANCE_CROSS_K`` texts a call."""
     name, weight = judge_spec(settings, claims)
-    onnx_dir = settings.state_dir / "models" / "onnx" if settings.judge_runtime.startswith("onnx-") else None
+    onnx_dir = graphs_folder(settings) if settings.judge_runtime.startswith("onnx-") else None
     recipe = "static" if settings.judge_runtime == "onnx-int8-static" else "dynamic"
     return get_relevance_model(name, weight, settings.relevance_cross_k, onnx_dir, recipe, settings.model_threads,
                                settings.judge_lanes)
