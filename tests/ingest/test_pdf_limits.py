@@ -16,6 +16,7 @@ from citestream.sandbox.budget import PdfLimits, PdfRejected
 from citestream.sandbox.pool import PdfPool
 
 from citestream.ingest.layout import extract_blocks
+from tests.support.regexes import own_cpu_s
 from tests.support.ingest import (
     PageSpec, prose, write_guidance_pdf, write_inflating_pdf, write_marked_line_pdf, write_slow_render_pdf,
     write_text_pdf,
@@ -102,9 +103,9 @@ def test_a_line_of_24900_footnote_marks_is_read_in_well_under_a_second(tmp_path)
     assert 1_000_000 < pdf.stat().st_size < 1_200_000
     pages = read_pages(pdf)
     assert [len(f.marks) for f in pages[0].fragments] == [24_900]  # one line, every digit a mark
-    started = time.thread_time()
-    blocks = extract_blocks(pages)
-    cpu_s = time.thread_time() - started
+    extracted = []
+    cpu_s = own_cpu_s(lambda: extracted.append(extract_blocks(pages)))
+    [blocks] = extracted
     print(f"extract_blocks: {cpu_s:.3f} s of CPU for 24,900 marks on one line")
     assert cpu_s < 0.5
     body = next(b for b in blocks if b.kind == "text")
