@@ -171,11 +171,10 @@ def fill(unit: str, size: int) -> str:
 
 
 def own_cpu_s(call) -> float:
-    """CPU seconds of ``call()``: the thread's own time (other processes on a shared machine do not count), with the
-    garbage of earlier tests collected first and no collection during it. Why: in the full suite a collection of
-    the long test process's heap once fell inside a 0.08 s measurement and made it 0.63 s (CI, 2026-11-30); the
-    same rule as ``tests/core/test_linear_text.py``'s budget."""
-    gc.collect()
+    """CPU seconds of ``call()``: the thread's own time (other processes on a shared machine do not count), with no
+    garbage collection during it. Why: in the full suite a collection of the long test process's heap once fell
+    inside a 0.08 s measurement and made it 0.63 s (CI, 2026-11-30). No collection before it either: one costs
+    ~75 ms on that heap, and ``hardest`` times ~45,000 scans (a collection each made the suite run past CI's limit)."""
     gc.disable()
     started = time.thread_time()
     try:
