@@ -26,7 +26,7 @@ from citestream.qa.retrieve.lexicon import corpus_lexicon
 from citestream.qa.retrieve.reading import read_question
 from citestream.qa.retrieve.scope import asked_scope
 
-SETS = ("tests/golden/qa_v2_dev.jsonl", "tests/golden/qa_docs_dev.jsonl")
+SETS = ("tests/golden/qa_v2_dev.jsonl", "tests/golden/qa_docs_dev.jsonl", "tests/golden/qa_docs_calibration.jsonl")
 
 
 def main() -> None:

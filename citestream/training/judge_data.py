@@ -79,7 +79,9 @@ def judge_data(root: Path, config: JudgeConfig, embed, folder: Path = DATA_DIR,
     questions = align_questions([q for q in load_questions(folder) if q.doc in wanted | dev_docs], documents)
     claims = align_claims([c for c in load_claims(folder) if c.doc in wanted | dev_docs], documents)
     rng = random.Random(config.seed)
-    train, dev = {d: documents[d] for d in wanted}, {d: documents[d] for d in dev_docs}
+    # Sorted, never a set's order: a set of names iterates in the process's hash order, which ordered the units
+    # that tie (one text in several documents) differently in each run, and so the groups and the checkpoint key.
+    train, dev = {d: documents[d] for d in sorted(wanted)}, {d: documents[d] for d in sorted(dev_docs)}
     read_train, read_dev = reader_for(train), reader_for(dev)
     train_questions = [q for q in questions if q.doc in wanted]
     dev_questions = [q for q in questions if q.doc in dev_docs]
