@@ -196,7 +196,9 @@ def test_each_entry_point_reads_a_megabyte_of_its_hardest_text_in_linear_time(en
     costs: list[tuple[int, float]] = []
     for size in SIZES:
         budget = entry.budget_s * size / MEGABYTE + FLOOR_S
-        cost = _cpu_s(entry.call, fill(unit, size), 2 * budget + 1, collect=size >= SIZES[-2])
+        # Best of two: a size's first call also pays what is paid once (fresh memory from the system, caches); in
+        # the whole suite that once made 256 kB of 'A.\n' 6.45 times its 64 kB, where 1 MB is 3.8 times 256 kB.
+        cost = min(_cpu_s(entry.call, fill(unit, size), 2 * budget + 1, collect=size >= SIZES[-2]) for _ in range(2))
         costs.append((size, cost))
         shown = ", ".join(f"{s // 1000} kB {c:.3f} s" for s, c in costs)
         assert cost <= budget, f"{entry.name} on {unit!r} over {entry.budget_s} s a megabyte: {shown}"
