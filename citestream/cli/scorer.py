@@ -70,7 +70,8 @@ def add_parser(sub) -> None:
     j.add_argument("--out", default=str(SHIPPED_DIR), help="where it goes (default: the shipped one)")
     j.add_argument("--base", default=str(SHIPPED_DIR),
                    help="the compact cross-encoder to start from (default: the shipped one); 'minilm' for MiniLM-L6 "
-                        "with a fresh head")
+                        "with a fresh head; a transformers folder (all-mpnet-base-v2: `make mpnet`) for a full-format "
+                        "judge with a fresh head, to teach the served one with --teacher")
     j.add_argument("--documents", default=str(DEFAULT_TRAINING_DOCS), help="the training documents' folder")
     j.add_argument("--epochs", type=float, default=2.0)
     j.add_argument("--layers", type=int, default=6)
@@ -87,8 +88,9 @@ def add_parser(sub) -> None:
                         "to adapt on the written supervision after (--base this one); 0: the written supervision")
     j.add_argument("--public-qa", default=str(DEFAULT_PUBLIC_QA), help="../shared/public-qa")
     j.add_argument("--checkpoint-every", type=int, default=50)
-    j.add_argument("--teacher", help="distil this judge into --layers of its layers, trained on its scores "
-                                     "(issue 53); --base is then the teacher")
+    j.add_argument("--teacher", help="train on this judge's scores instead of the labels: a compact one is distilled "
+                                     "into --layers of its own layers (issue 53); a full-format one (a larger "
+                                     "encoder) is taught into --base (issue 52)")
     j.set_defaults(fn=cmd_judge)
 
     e = actions.add_parser("embedder", help="tune the embedding model of the relevance blend on mined groups")

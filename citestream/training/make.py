@@ -212,11 +212,12 @@ def cmd_judge(args) -> int:
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return 128 + stop.signum
-    from ..relevance.scorer import load_compact
+    from .judge import is_full, load_judge
 
-    encoder, _ = load_compact(Path(args.out), config.max_length)
-    meta["dev"] = on_dev(encoder.model, encoder.tokenizer)
-    (Path(args.out) / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    out = Path(args.out)
+    meta["dev"] = on_dev(*load_judge(out, config.max_length))
+    (out / ("judge-metadata.json" if is_full(out) else METADATA_FILE)).write_text(
+        json.dumps(meta, indent=2, sort_keys=True) + "\n")
     print(json.dumps(meta["dev"], indent=1))
     return 0
 

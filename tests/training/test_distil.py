@@ -1,11 +1,16 @@
-"""Issue 53 item 3: the judge distilled into fewer layers, trained on the full judge's scores."""
+"""Issue 53 item 3: the judge distilled into fewer layers, trained on the full judge's scores; issue 52: a judge of
+another encoder (all-mpnet-base-v2) taught into the served one."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from citestream.relevance.scorer import SHIPPED_DIR, load_compact
-from citestream.training.judge import Group, JudgeConfig, every_other_layer, train_judge, unit_scores
+from citestream.embedding import model_path
+from citestream.relevance.scorer import METADATA_FILE, SHIPPED_DIR, load_compact
+from citestream.training.judge import (Group, JudgeConfig, every_other_layer, is_full, load_judge, train_judge,
+                                       unit_scores)
 
 GROUPS = [
     Group("q1", "How long are records kept?", (("Records are kept for two years after release.",),
@@ -40,5 +45,27 @@ def test_a_distilled_judge_has_the_layers_asked_for_and_serves_through_the_loade
     for t, s in zip(taught, learnt):
         if len(t) > 1:
             assert int(np.argmax(s)) == int(np.argmax(t)) and np.ptp(s) > 0.1
+        if abs(t.max() - 0.5) > 0.1:
+            assert (s.max() >= 0.5) == (t.max() >= 0.5)
+
+
+def test_a_judge_of_another_encoder_is_saved_whole_and_taught_into_the_served_one(tmp_path):
+    """A transformers folder as ``base`` (here MiniLM-L6's own, standing in for all-mpnet-base-v2: the same path, a
+    tokenizer and embeddings of its own) gives a full-format judge; as ``teacher`` it is read with its own tokenizer,
+    and the compact student from ``base`` stays compact and learns to decide as it does."""
+    config = JudgeConfig(epochs=20, max_length=64, lr=1e-4, warmup=0.0, threads=1)
+    train_judge(GROUPS, tmp_path / "teacher", config, base=Path(model_path()))
+    assert is_full(tmp_path / "teacher") and not (tmp_path / "teacher" / METADATA_FILE).exists()
+    teacher, teacher_tokenizer = load_judge(tmp_path / "teacher", 64)
+    taught = unit_scores(teacher, teacher_tokenizer, GROUPS, 64)
+    assert all(int(np.argmax(t)) == 0 for t in taught if len(t) > 1)
+
+    meta = train_judge(GROUPS, tmp_path / "student", config, base=SHIPPED_DIR, teacher=tmp_path / "teacher")
+    assert meta["layers"] == 6 and meta["teacher"] == str(tmp_path / "teacher")
+    student, _ = load_compact(tmp_path / "student", 64)
+    learnt = unit_scores(student.model, student.tokenizer, GROUPS, 64)
+    for t, s in zip(taught, learnt):
+        if len(t) > 1:
+            assert int(np.argmax(s)) == int(np.argmax(t))
         if abs(t.max() - 0.5) > 0.1:
             assert (s.max() >= 0.5) == (t.max() >= 0.5)
