@@ -18,7 +18,6 @@ import gc
 import math
 import re
 import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -48,7 +47,7 @@ from citestream.verification.documents import DocumentName, mentions, without
 from citestream.verification.numbers import check_numbers, quantities
 from citestream.verification.rule_judge import OfflineJudge
 
-from tests.support.regexes import fill
+from tests.support.regexes import fill, own_cpu_s
 
 MEGABYTE = 1_000_000
 SIZES = (16_000, 64_000, 256_000, MEGABYTE)
@@ -159,31 +158,31 @@ class _OverBudget(Exception):
 
 
 def _cpu_s(call: Callable[[str], object], text: str, limit_s: float, collect: bool = False) -> float:
-    """CPU seconds of the calling thread (others' load on a shared machine does not count), with the garbage collector
-    off: its passes walk every object the process holds, which the tests before this one left (in the whole suite
-    layout's 256 kB took 6.8 times its 64 kB with the collector on, 3 times with it off, alone or not); what the
-    call allocates is freed by reference counting, its cycles by the collection before the next size. A call still
-    running after ``limit_s`` of the process's CPU is stopped (a quadratic function on main would run for hours)."""
+    """CPU seconds of ``call(text)`` as ``own_cpu_s`` counts them: the thread's own, the garbage collector off (its
+    passes walk every object the tests before this one left: in the whole suite layout's 256 kB took 6.8 times its
+    64 kB with the collector on, 3 times with it off); what the call allocates is freed by reference counting, its
+    cycles by the collection before the next size (``collect``). A call still running after ``limit_s`` of the
+    process's CPU is stopped (a quadratic function on main would run for hours)."""
     def stop(*_):
         raise _OverBudget
+
+    def run() -> None:
+        try:
+            call(text)
+        except ValueError:  # a reply that is no JSON, a document over its caps: refused, in the time counted
+            pass
 
     if collect:  # the garbage of the last call is not this one's to collect
         gc.collect()
     previous = signal.signal(signal.SIGVTALRM, stop)
     signal.setitimer(signal.ITIMER_VIRTUAL, limit_s)
-    started = time.thread_time()
-    gc.disable()
     try:
-        call(text)
-    except ValueError:  # a reply that is no JSON, a document over its caps: refused, in the time counted
-        pass
+        return own_cpu_s(run)
     except _OverBudget:
         return float("inf")
     finally:
-        gc.enable()
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.signal(signal.SIGVTALRM, previous)
-    return time.thread_time() - started
 
 
 def _hardest_unit(entry: Entry) -> str:
@@ -201,7 +200,8 @@ def test_each_entry_point_reads_a_megabyte_of_its_hardest_text_in_linear_time(en
         budget = entry.budget_s * size / MEGABYTE + FLOOR_S
         # Best of two: a size's first call also pays what is paid once (fresh memory from the system, caches); in
         # the whole suite that once made 256 kB of 'A.\n' 6.45 times its 64 kB, where 1 MB is 3.8 times 256 kB.
-        cost = min(_cpu_s(entry.call, fill(unit, size), 2 * budget + 1, collect=size >= SIZES[-2]) for _ in range(2))
+        text = fill(unit, size)
+        cost = min(_cpu_s(entry.call, text, 2 * budget + 1, collect=size >= SIZES[-2]) for _ in range(2))
         costs.append((size, cost))
         shown = ", ".join(f"{s // 1000} kB {c:.3f} s" for s, c in costs)
         assert cost <= budget, f"{entry.name} on {unit!r} over {entry.budget_s} s a megabyte: {shown}"
