@@ -43,6 +43,7 @@ from .train import _load_base, save_delta, warmup_then_linear
 from .written import Document, WrittenClaim, WrittenQuestion
 
 NAME = "citestream-judge"
+FULL_METADATA_FILE = "judge-metadata.json"  # a full-format judge's own (``METADATA_FILE`` marks a compact one)
 
 
 @dataclass(frozen=True)
@@ -234,10 +235,6 @@ def load_judge(folder: Path, max_length: int):
     return model, tokenizer
 
 
-def _embeddings_prefix(model) -> str:
-    return f"{model.base_model_prefix}.embeddings."
-
-
 def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = JudgeConfig(), base: Path | None = None,
                 checkpoints: Path | None = None, checkpoint_every: int = 50, extra_metadata: dict | None = None,
                 evaluate_every: int = 0, evaluate=None, teacher: Path | None = None) -> dict:
@@ -286,7 +283,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
 
     def trained() -> dict:
         return {k: v.detach().clone() for k, v in model.state_dict().items()
-                if not k.startswith(_embeddings_prefix(model))}
+                if not k.startswith(f"{model.base_model_prefix}.embeddings.")}
 
     def save(step: int) -> None:
         if run:
@@ -332,7 +329,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
                 "max_length": config.max_length, "config": asdict(config), "groups": len(groups),
                 "groups_sha256": groups_sha256(groups), "history": history,
                 "seconds": round(spent + time.monotonic() - started, 1), **(extra_metadata or {})}
-    (out_dir / ("judge-metadata.json" if full else METADATA_FILE)).write_text(
+    (out_dir / (FULL_METADATA_FILE if full else METADATA_FILE)).write_text(
         json.dumps(metadata, indent=2, sort_keys=True) + "\n")
     if run:
         run.finish()
