@@ -53,7 +53,7 @@ MEGABYTE = 1_000_000
 SIZES = (16_000, 64_000, 256_000, MEGABYTE)
 PROBE_CHARS = 4_000
 RATIO = 6.0
-RATIO_FROM_S = 0.1  # below this the ratio is noise (a collection of the garbage, a cache): the budget still holds
+RATIO_FROM_S = 0.1  # a size that costs less is left out of the fit (noise: a cache, a timer tick); its budget holds
 FLOOR_S = 0.05
 UNITS = ["a ", "a", " ", "1 ", "1", "1.", "a1", "a1 ", "one ", "one one ", "the one ", "1% ", "at most 2% ",
          "no more than 1 day ", "a-\n", "a-\nb", "a\n", "A.\n", "1\n", "(", "(a) ", "would it ", "why not ", "FDA ",
