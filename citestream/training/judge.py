@@ -219,6 +219,11 @@ def is_full(folder: Path) -> bool:
     return not (folder / METADATA_FILE).is_file() and (folder / "config.json").is_file()
 
 
+def metadata_file(full: bool) -> str:
+    """The name of a judge's metadata file: a full-format judge's own, or the compact format's."""
+    return FULL_METADATA_FILE if full else METADATA_FILE
+
+
 def load_judge(folder: Path, max_length: int):
     """(model, tokenizer) of a judge artifact in either format, or of a transformers folder with a fresh head."""
     if not is_full(folder):
@@ -329,7 +334,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
                 "max_length": config.max_length, "config": asdict(config), "groups": len(groups),
                 "groups_sha256": groups_sha256(groups), "history": history,
                 "seconds": round(spent + time.monotonic() - started, 1), **(extra_metadata or {})}
-    (out_dir / (FULL_METADATA_FILE if full else METADATA_FILE)).write_text(
+    (out_dir / metadata_file(full)).write_text(
         json.dumps(metadata, indent=2, sort_keys=True) + "\n")
     if run:
         run.finish()

@@ -212,11 +212,11 @@ def cmd_judge(args) -> int:
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return 128 + stop.signum
-    from .judge import FULL_METADATA_FILE, is_full, load_judge
+    from .judge import is_full, load_judge, metadata_file
 
     out = Path(args.out)
     meta["dev"] = on_dev(*load_judge(out, config.max_length))
-    (out / (FULL_METADATA_FILE if is_full(out) else METADATA_FILE)).write_text(
+    (out / metadata_file(is_full(out))).write_text(
         json.dumps(meta, indent=2, sort_keys=True) + "\n")
     print(json.dumps(meta["dev"], indent=1))
     return 0

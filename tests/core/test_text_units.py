@@ -50,6 +50,24 @@ def test_a_heading_on_a_line_of_its_own_is_cut_off_whatever_word_opens_the_sente
     assert [u.quote for u in stacked] == ["As with product development, knowledge management plays a critical role."]
 
 
+def test_a_numbered_heading_is_cut_off_though_the_sentence_splitter_took_its_number():
+    # "C." ends a sentence for the splitter, so the unit opens with the heading's words, not with its line
+    (unit,) = read_units("C. Labeling Format\nFDA requests that labeling be submitted in Microsoft Word and PDF files.")
+    assert unit.quote.startswith("FDA requests")
+    assert unit.readings[1] == f"Labeling Format: {unit.quote}"
+    # a heading, then the next heading's number on the line after: no sentence, never quoted
+    text = ("VI. RESCHEDULING AND CANCELING MEETINGS\nA. Rescheduled Meetings\nOccasionally, circumstances may "
+            "arise that necessitate the rescheduling of a meeting.")
+    assert [u.quote for u in read_units(text)] == [
+        "Occasionally, circumstances may arise that necessitate the rescheduling of a meeting."]
+    # an opener with its comma ends a run-in heading; a heading line that opens a bracket is not all of the heading
+    assert read_units("1. Package Type Generally, labeling must be the same as the RLD's labeling.")[0].quote == (
+        "Generally, labeling must be the same as the RLD's labeling.")
+    cited = read_units("2. Introductory Statement and General Plan [21 CFR\n312.23(a)(3)]: Regulations describe "
+                       "this section as brief.")
+    assert not cited[0].quote.startswith("312.23")
+
+
 def test_a_table_row_keeps_its_header_and_a_heading_line_never_cuts_a_sentence_in_two():
     row = "Release Tests\nTest: Assay | Limit: 95.0 to 105.0 percent of label claim."
     assert read_units(row)[0].quote.startswith("Release Tests Test: Assay |")
