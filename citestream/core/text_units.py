@@ -268,9 +268,9 @@ MAX_STACKED_HEADINGS = 3
 def _heading_cut(unit: str, headings: frozenset[str]) -> int:
     """Where the headings glued to the front of ``unit`` end: a section's heading, then its subsection's line
     ("4. KNOWLEDGE AND RISK MANAGEMENT ... 4.1 Knowledge Management As with ..."); 0 when it opens with none."""
-    cut = heading_end(unit) or _line_heading_end(unit, headings)
+    cut = _line_heading_end(unit, headings) or heading_end(unit)
     for _ in range(MAX_STACKED_HEADINGS):  # bounded: a unit of a hostile PDF may repeat one heading at length
-        more = _line_heading_end(unit[cut:], headings) if cut else 0
+        more = (_line_heading_end(unit[cut:], headings) or heading_end(unit[cut:])) if cut else 0
         if not more:
             break
         cut += more

@@ -63,6 +63,14 @@ def test_a_numbered_heading_is_cut_off_though_the_sentence_splitter_took_its_num
     # an opener with its comma ends a run-in heading; a heading line that opens a bracket is not all of the heading
     assert read_units("1. Package Type Generally, labeling must be the same as the RLD's labeling.")[0].quote == (
         "Generally, labeling must be the same as the RLD's labeling.")
+    # the heading line wins over a function word inside it ("... of Not Using a TPP ..."), and after it a run-in
+    # heading is cut as well
+    (case,) = read_units("D. Disadvantages of Not Using a TPP Early in Development\nA sponsor developed a new "
+                         "molecular entity whose target was similar to approved agents.")
+    assert case.quote.startswith("A sponsor developed")
+    (entry,) = read_units("Lot Number Definitions\nManufacture All operations of receipt of materials and production "
+                          "of APIs.")
+    assert entry.quote.startswith("All operations")
     cited = read_units("2. Introductory Statement and General Plan [21 CFR\n312.23(a)(3)]: Regulations describe "
                        "this section as brief.")
     assert not cited[0].quote.startswith("312.23")
