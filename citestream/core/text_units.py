@@ -267,7 +267,9 @@ MAX_STACKED_HEADINGS = 3
 
 def _heading_cut(unit: str, headings: frozenset[str]) -> int:
     """Where the headings glued to the front of ``unit`` end: a section's heading, then its subsection's line
-    ("4. KNOWLEDGE AND RISK MANAGEMENT ... 4.1 Knowledge Management As with ..."); 0 when it opens with none."""
+    ("4. KNOWLEDGE AND RISK MANAGEMENT ... 4.1 Knowledge Management As with ..."); 0 when it opens with none. A
+    heading line of the chunk is looked for first: ``heading_end`` guesses from words, and "Disadvantages of Not
+    Using a TPP ..." holds a sentence opener ("Using a")."""
     cut = _line_heading_end(unit, headings) or heading_end(unit)
     for _ in range(MAX_STACKED_HEADINGS):  # bounded: a unit of a hostile PDF may repeat one heading at length
         more = (_line_heading_end(unit[cut:], headings) or heading_end(unit[cut:])) if cut else 0
@@ -279,8 +281,9 @@ def _heading_cut(unit: str, headings: frozenset[str]) -> int:
 
 def _line_heading_end(unit: str, headings: frozenset[str]) -> int:
     """Where a heading line glued to the front of ``unit`` ends (the longest), when a whole quotable sentence follows
-    it (a capital or a digit after it); 0 otherwise. A table row keeps its header ("Test: Assay | Limit: ...").
-    Looks up the unit's first words, never each heading: linear in the unit whatever the passage holds."""
+    it (a capital or a digit after it), or only the next heading's number; 0 otherwise. A table row keeps its
+    header ("Test: Assay | Limit: ..."). Looks up the unit's first words, never each heading: linear in the unit
+    whatever the passage holds."""
     if not headings or " | " in unit:
         return 0
     tokens = unit.split(" ", MAX_HEADING_WORDS)
