@@ -60,6 +60,8 @@ def test_a_numbered_heading_is_cut_off_though_the_sentence_splitter_took_its_num
             "arise that necessitate the rescheduling of a meeting.")
     assert [u.quote for u in read_units(text)] == [
         "Occasionally, circumstances may arise that necessitate the rescheduling of a meeting."]
+    assert [u.quote for u in read_units("3. Pre-Submission Meeting Request Summary\na.\nThe summary should state "
+                                        "the product.")] == ["The summary should state the product."]
     # an opener with its comma ends a run-in heading; a heading line that opens a bracket is not all of the heading
     assert read_units("1. Package Type Generally, labeling must be the same as the RLD's labeling.")[0].quote == (
         "Generally, labeling must be the same as the RLD's labeling.")
