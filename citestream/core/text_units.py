@@ -291,8 +291,9 @@ def _line_heading_end(unit: str, headings: frozenset[str]) -> int:
         heading = " ".join(tokens[:n])
         if heading in headings and _balanced(heading):  # "... Plan [21 CFR" is a line of a heading, not all of it
             rest = unit[len(heading) + 1:]
-            if ((rest[:1].isupper() or rest[:1].isdigit()) and quotable(rest)) or _SECTION_NUMBER.match(rest) or _ONLY_MARKER.match(rest):
-                return len(heading) + 1  # "MEETINGS A.": a heading and the next one's number, no sentence
+            sentence = (rest[:1].isupper() or rest[:1].isdigit()) and quotable(rest)
+            if sentence or _SECTION_NUMBER.match(rest) or _ONLY_MARKER.match(rest):
+                return len(heading) + 1  # "MEETINGS A.", "Summary a.": a heading and the next one's number
     return 0
 
 
