@@ -270,9 +270,9 @@ def _heading_cut(unit: str, headings: frozenset[str]) -> int:
     ("4. KNOWLEDGE AND RISK MANAGEMENT ... 4.1 Knowledge Management As with ..."); 0 when it opens with none. A
     heading line of the chunk is looked for first: ``heading_end`` guesses from words, and "Disadvantages of Not
     Using a TPP ..." holds a sentence opener ("Using a")."""
-    cut = _line_heading_end(unit, headings) or heading_end(unit)
-    for _ in range(MAX_STACKED_HEADINGS):  # bounded: a unit of a hostile PDF may repeat one heading at length
-        more = (_line_heading_end(unit[cut:], headings) or heading_end(unit[cut:])) if cut else 0
+    cut = 0
+    for _ in range(1 + MAX_STACKED_HEADINGS):  # bounded: a unit of a hostile PDF may repeat one heading at length
+        more = _line_heading_end(unit[cut:], headings) or heading_end(unit[cut:])
         if not more:
             break
         cut += more
