@@ -79,7 +79,43 @@ def split_sentences(text: str) -> list[str]:
             part = part.replace(abbr.replace(".", f"\u0000{i}\u0000"), abbr)
         if part.strip():
             restored.append(part.strip())
-    return restored
+    return _closed(restored)
+
+
+MAX_JOINED = 2
+"""A sentence end inside an open bracket or quotation ("(Ref. 15)", "(Feb. 12, 2026)", "“Part 11, Electronic Records;
+Electronic Signatures”") is no end when the bracket closes within this many pieces after it, and the joined sentence
+is no run-on (``MAX_UNIT_WORDS``: a longer quotation stays in its sentences, each still quotable); further on, the
+bracket is a stray and the pieces stay apart."""
+
+
+def _opens(piece: str) -> tuple[int, int]:
+    """Brackets and curly quotation marks ``piece`` leaves open (negative: closes more than it opens)."""
+    return (piece.count("(") + piece.count("[") - piece.count(")") - piece.count("]"),
+            piece.count("\u201c") - piece.count("\u201d"))
+
+
+def _closed(pieces: list[str]) -> list[str]:
+    """``pieces`` with each one that leaves a bracket or quotation open joined to those that close it. Each piece is
+    counted once, and at most ``MAX_JOINED`` are looked ahead, so the pass stays linear."""
+    counts = [_opens(p) for p in pieces]
+    lengths = [len(words(p)) for p in pieces]
+    out: list[str] = []
+    i = 0
+    while i < len(pieces):
+        end = i
+        brackets, quotes = counts[i]
+        if brackets > 0 or quotes > 0:
+            for j in range(i + 1, min(i + 1 + MAX_JOINED, len(pieces))):
+                brackets, quotes = brackets + counts[j][0], quotes + counts[j][1]
+                if sum(lengths[i:j + 1]) > MAX_UNIT_WORDS:
+                    break
+                if brackets <= 0 and quotes <= 0:
+                    end = j
+                    break
+        out.append(" ".join(pieces[i:end + 1]))
+        i = end + 1
+    return out
 
 
 # The bullet signs every reader of units knows; a PDF's layout adds more (``ingest.layout``). One set, so a list the

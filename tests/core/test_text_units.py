@@ -78,6 +78,26 @@ def test_a_numbered_heading_is_cut_off_though_the_sentence_splitter_took_its_num
     assert not cited[0].quote.startswith("312.23")
 
 
+def test_a_sentence_never_ends_inside_a_bracket_or_a_quotation_it_opened():
+    # "Ref. 15" and "Feb. 12" read as sentence ends before a digit; ";" inside a title read as one before a capital
+    text = ("Particles can contaminate a product biologically by acting as a vehicle for microorganisms (Ref. 2). "
+            "Manufacturers should refer to the \u201cPart 11, Electronic Records; Electronic Signatures \u2013 Scope "
+            "and Application\u201d guidance when applying Part 11. The rule was amended (Feb. 12, 2026) to cite ISO.")
+    assert [u.quote for u in read_units(text)] == [
+        "Particles can contaminate a product biologically by acting as a vehicle for microorganisms (Ref. 2).",
+        "Manufacturers should refer to the \u201cPart 11, Electronic Records; Electronic Signatures \u2013 Scope and "
+        "Application\u201d guidance when applying Part 11.",
+        "The rule was amended (Feb. 12, 2026) to cite ISO."]
+    # a bracket that does not close within the next two pieces is a stray: the sentences stay apart
+    stray = "Report the results (see below. Each lot is tested. Each site is listed. Each report is signed."
+    assert len(sentence_units(stray)) == 4
+    # a quotation too long for one unit stays in its sentences, each still quotable
+    long = ("21 CFR 211.22(a) states that \u201cThere shall be a quality control unit " + "that reviews records, " * 25
+            + "as required. The quality control unit shall approve or reject drug products made under contract.\u201d")
+    assert read_units(long)[-1].quote == ("The quality control unit shall approve or reject drug products made under "
+                                          "contract.\u201d")
+
+
 def test_a_table_row_keeps_its_header_and_a_heading_line_never_cuts_a_sentence_in_two():
     row = "Release Tests\nTest: Assay | Limit: 95.0 to 105.0 percent of label claim."
     assert read_units(row)[0].quote.startswith("Release Tests Test: Assay |")
