@@ -39,7 +39,7 @@ PIPELINE_VERSION = "ingest-12"
 are re-chunked once (stored in documents.metadata, with the relevance embedder that computed the sentence vectors:
 another one re-ingests too, see ``pipeline_version``). ingest-10: a heading line glued to a sentence is cut off;
 ingest-11: a lead-in and its list are one unit; ingest-12: a numbered heading is cut off though the splitter took
-its number, and no sentence ends inside a bracket or quotation it opened."""
+its number, no sentence ends inside a bracket or quotation it opened, and a space drawn inside a ligature is dropped."""
 PIPELINE_KEY = "_ingest_pipeline"
 ISSUER_KEY = "_issuer"
 """In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads

@@ -12,6 +12,7 @@ rebuilds visual lines from them.
 from __future__ import annotations
 
 import io
+from bisect import bisect_left
 import re
 
 import pypdfium2 as pdfium
@@ -207,8 +208,32 @@ def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list
             next_left, _, _, _ = textpage.get_charbox(first + rest, loose=False)
             lead_gap, rest_x0 = next_left - number_right, next_left
     marks = _marks(textpage, text, first, heights[tallest], bottom)
+    text, marks = _without_ligature_spaces(textpage, text, first, marks)
     return [text, left, right, bottom, top, round(heights[tallest], 1), weight >= 600, lead_number, lead_gap, marks,
             rest_x0]
+
+
+_AFTER_LIGATURE = re.compile(r"(?<=f[il]) (?=[a-z])")  # "staff before", tight: no ligature ends in "ff" here
+
+
+def _without_ligature_spaces(textpage, text: str, first: int, marks: list[list[int]]) -> tuple[str, list[list[int]]]:
+    """``text`` without the spaces that lie inside the glyph before them, and ``marks`` moved to match. Some PDFs
+    follow a ligature (ﬁ, ﬂ, ﬃ, ﬄ) with a space character drawn inside it: "suffi cient", "identifi ed", "fi rst"
+    (the WHO's good distribution practices). It is no gap between words. Only a space after "fi" or "fl" and
+    before a lower-case letter is measured, two boxes each."""
+    inside = [m.start() for m in _AFTER_LIGATURE.finditer(text) if _drawn_inside(textpage, first + m.start())]
+    if not inside:
+        return text, marks
+    kept = "".join(text[a + 1:b] for a, b in zip([-1, *inside], [*inside, len(text)]))
+    return kept, [[start - bisect_left(inside, start), end - bisect_left(inside, end)] for start, end in marks]
+
+
+def _drawn_inside(textpage, space: int) -> bool:
+    """The space starts more than half its width inside the glyph before it (a word gap starts where the glyph ends,
+    within a rounding: 0.2 of a 2.8-unit space in the WHO's text; after its ligatures 1.6 of 2.5 to 2.9 of 2.8)."""
+    left, _, right, _ = textpage.get_charbox(space)
+    before_right = textpage.get_charbox(space - 1)[2]
+    return before_right - left > (right - left) / 2
 
 
 _MARK_RUN = re.compile(r"(?<![0-9])[0-9]+(?:,[0-9]{1,3})*(?![0-9])")

@@ -14,7 +14,7 @@ from citestream.ingest.pipeline import from_pdf, plan_chunks
 
 from tests.support.ingest import (
     RUNNING_HEADER, PageSpec, page_overlap, prose, write_blank_pdf, write_corrupt_pdf, write_encrypted_pdf,
-    write_guidance_pdf, write_zero_byte_pdf,
+    write_guidance_pdf, write_ligature_pdf, write_zero_byte_pdf,
 )
 
 
@@ -163,6 +163,13 @@ def test_footnote_marks_and_margin_numbers_set_inside_a_line_are_dropped():
     text = " ".join(b.text for b in extract_blocks([page]))
     assert ("resources to help" in text and "ISO 13485 (hereafter" in text and "validation data to" in text
             and "25 m2 in each room" in text)
+
+
+def test_a_space_drawn_inside_a_ligature_is_no_gap_between_words(tmp_path):
+    """pdfium reads a space character some PDFs draw inside a ligature's glyph ("suffi cient"): the child drops it,
+    and the footnote mark after the word is still the one dropped; a space drawn where words part stays."""
+    (child,) = plan_chunks(from_pdf(write_ligature_pdf(tmp_path / "ligature.pdf")))[0]
+    assert child.text == "Keep a sufficient supply of first aid kits for the staff near the line."
 
 
 def test_footnotes_are_told_by_their_numbers_and_never_join_the_body():

@@ -215,6 +215,17 @@ def write_marked_line_pdf(path: Path, marks: int = 24_900) -> Path:
     return path
 
 
+def write_ligature_pdf(path: Path) -> Path:
+    """One line whose space after "suffi" and "fi" is drawn inside the glyph before it, as some PDFs draw a space
+    after a ligature (the WHO's good distribution practices: "suffi cient", "fi rst"), with a footnote mark after the
+    first word so split; "staff near" is spaced as words are."""
+    inside = b"250"  # the next glyph moves back 250/1000 of the type size: the space starts inside the "i"
+    content = (b"BT /F1 12 Tf 72 700 Td [(Keep a suffi) " + inside + b" ( cient)] TJ /F1 8 Tf 3 Ts (8) Tj "
+               b"/F1 12 Tf 0 Ts [( supply of fi) " + inside + b" ( rst aid kits for the staff near the line.)] TJ ET")
+    path.write_bytes(_one_page_pdf(content, _HELVETICA, extra=[_FONT]))
+    return path
+
+
 def write_slow_render_pdf(path: Path) -> Path:
     """A page painted by a function shading whose PostScript function runs 6,000 operators per pixel: quick to
     parse for its text (it has none), minutes of CPU to render at any useful size, with little memory."""
