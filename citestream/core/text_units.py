@@ -103,12 +103,12 @@ def _closed(pieces: list[str]) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(pieces):
-        end = i
+        end, length = i, lengths[i]
         brackets, quotes = counts[i]
         if brackets > 0 or quotes > 0:
             for j in range(i + 1, min(i + 1 + MAX_JOINED, len(pieces))):
-                brackets, quotes = brackets + counts[j][0], quotes + counts[j][1]
-                if sum(lengths[i:j + 1]) > MAX_UNIT_WORDS:
+                brackets, quotes, length = brackets + counts[j][0], quotes + counts[j][1], length + lengths[j]
+                if length > MAX_UNIT_WORDS:
                     break
                 if brackets <= 0 and quotes <= 0:
                     end = j

@@ -12,8 +12,8 @@ rebuilds visual lines from them.
 from __future__ import annotations
 
 import io
-from bisect import bisect_left
 import re
+from bisect import bisect_left
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -213,7 +213,7 @@ def _fragment(textpage, text: str, first: int, last: int, aligned: bool) -> list
             rest_x0]
 
 
-_AFTER_LIGATURE = re.compile(r"(?<=f[il]) (?=[a-z])")  # "staff before", tight: no ligature ends in "ff" here
+_AFTER_LIGATURE = re.compile(r"(?<=f[il]) (?=[a-z])")  # not "ff": words set tightly ("staff before") would join
 
 
 def _without_ligature_spaces(textpage, text: str, first: int, marks: list[list[int]]) -> tuple[str, list[list[int]]]:
