@@ -135,7 +135,8 @@ ENTRIES = [
     Entry("sentences", "sentence splitting and units", lambda t: (split_sentences(t), read_units(t),
                                                                  scored_units(t)), 8,
           ("e.g. ", "Fig. 1. ", "U.S. ", "Quality Control\n", "Quality Control\nThe firm tests it. ", "a: b; ",
-           "Term: item ", "The firm must record: (1) one thing; (2) another; and (3) more. ")),
+           "Term: item ", "The firm must record: (1) one thing; (2) another; and (3) more. ", "a (Ref. 15. ",
+           "\u201cPart 11; Electronic. ")),
     Entry("chunking", "chunking", lambda t: group_parents(child_pieces_from_blocks(
         [Block(1, t), Block(1, t, "table"), Block(2, t, "list")])), 3),
     Entry("layout-lines", "layout: pages of lines", lambda t: extract_blocks(_pages(t, lines=True)), 20,
