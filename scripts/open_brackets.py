@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import argparse
 
-from citestream.core.text_units import read_units
+from citestream.core.text_units import _opens, read_units
 from citestream.ingest import pdf_paths
 from citestream.ingest.pipeline import from_pdf, plan_chunks
 
 
 def _balance(quote: str) -> int:
-    """> 0: leaves a bracket or quotation open; < 0: closes one it never opened; 0: neither."""
-    brackets = quote.count("(") + quote.count("[") - quote.count(")") - quote.count("]")
-    quotes = quote.count("\u201c") - quote.count("\u201d")
+    """> 0: leaves a bracket or quotation open; < 0: closes one it never opened; 0: neither. Counted as the sentence
+    splitter counts them (``text_units._opens``)."""
+    brackets, quotes = _opens(quote)
     return 1 if brackets > 0 or quotes > 0 else -1 if brackets < 0 or quotes < 0 else 0
 
 
