@@ -22,6 +22,16 @@ INLINE, UPLOAD, CLI = "inline", "upload", "cli"
 given to the command line outside every root."""
 UNRECORDED = ""
 """A document ingested from a file before origins were kept (migration 0011): the next file of its id claims it."""
+LABELLED_ONLY = (UPLOAD, INLINE)
+"""Origins whose issuer is a label, never a regulator's word: anyone may write "MHRA" on an upload's first page or
+claim it for an upload or an inline text, so such a document is shown with its issuer but never searched as that
+regulator's (issue 54, M1)."""
+
+
+def issuer_counts(origin: str = "origin") -> str:
+    """SQL true when a document of that ``origin`` column is its issuer's for a question's scope: the operator's."""
+    labelled = ", ".join(f"'{o}'" for o in LABELLED_ONLY)
+    return f"{origin} NOT IN ({labelled})"
 
 
 class DocumentOwned(Exception):

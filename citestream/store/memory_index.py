@@ -21,17 +21,21 @@ import numpy as np
 from scipy import sparse
 from sqlalchemy import Connection, Engine, text
 
-from .chunks import INDEX_VERSION_SQL
+from .chunks import INDEX_VERSION_SQL, issuer_counts
 from .db import driver_rows
 from .scopes import Among
 
 _DOCUMENTS = text("SELECT doc_id, xmin::text || ' ' || ingested_at::text FROM documents")
 _LOAD = text(
     "SELECT c.doc_id, c.chunk_id, c.authority, length(c.tsv), array_agg(u.lexeme), "
-    "array_agg(coalesce(array_length(u.positions, 1), 1)), c.issuer "
-    "FROM chunks c, unnest(c.tsv) AS u WHERE c.kind = :kind AND c.doc_id = ANY(:docs) "
-    "GROUP BY c.doc_id, c.chunk_id, c.authority, c.issuer, c.tsv"
+    "array_agg(coalesce(array_length(u.positions, 1), 1)), "
+    f"CASE WHEN {issuer_counts('d.origin')} THEN c.issuer ELSE '' END "
+    "FROM chunks c JOIN documents d ON d.doc_id = c.doc_id, unnest(c.tsv) AS u "
+    "WHERE c.kind = :kind AND c.doc_id = ANY(:docs) "
+    "GROUP BY c.doc_id, c.chunk_id, c.authority, c.issuer, d.origin, c.tsv"
 )
+"""A document's rows of one kind; the issuer is the one its scope may name: none for an upload or an inline text,
+whose issuer is a label anyone may write (issue 54, M1)."""
 _VERSION = text(INDEX_VERSION_SQL)
 _QUERY = f"SELECT tsvector_to_array(to_tsvector('english', %(q)s)), ({INDEX_VERSION_SQL})"
 
@@ -48,8 +52,9 @@ def query_terms(conn: Connection, query: str) -> QueryTerms:
 
 
 class _Document:
-    """One document's chunks of the kind: ids, authorities, issuers, lengths and a chunk × lexeme term-frequency block
-    whose columns are the index's vocabulary (which only grows: a column no chunk uses any more matches nothing)."""
+    """One document's chunks of the kind: ids, authorities, issuers (those a scope may name: ``_LOAD``), lengths and a
+    chunk × lexeme term-frequency block whose columns are the index's vocabulary (which only grows: a column no chunk
+    uses any more matches nothing)."""
 
     def __init__(self, written: str, rows: Sequence, vocab: dict[str, int]):
         self.written = written

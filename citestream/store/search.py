@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy import Connection, Engine, text
 
 from .db import any_of, as_array, driver_rows, each_of, joined
-from .chunks import INDEX_VERSION_SQL, index_version_name
+from .chunks import INDEX_VERSION_SQL, index_version_name, issuer_counts
 from .memory_index import MemoryBM25, QueryTerms, query_terms
 from .scopes import Among
 
@@ -81,7 +81,13 @@ def _among(scope: Scope) -> Among | None:
     return None if authorities is None else Among(authorities)
 
 
+_SPEAKING = f"SELECT d.doc_id FROM documents d WHERE {issuer_counts('d.origin')}"
+"""The documents whose issuer a scope may name: the operator's, never an upload or an inline text (issue 54, M1)."""
+
+
 def _scope_clause(scope: Scope, params: dict, alias: str = "") -> str:
+    """The scope as SQL on chunks (``alias``: theirs): its authorities' chunks, or the operator's documents of its
+    issuers."""
     among = _among(scope)
     if among is None:
         return ""
@@ -89,7 +95,8 @@ def _scope_clause(scope: Scope, params: dict, alias: str = "") -> str:
     if not among.issuers:
         return f" AND {alias}authority = ANY(%(auth)s)"
     params["issuers"] = list(among.issuers)
-    return f" AND ({alias}authority = ANY(%(auth)s) OR {alias}issuer = ANY(%(issuers)s))"
+    return (f" AND ({alias}authority = ANY(%(auth)s)"
+            f" OR ({alias}issuer = ANY(%(issuers)s) AND {alias}doc_id IN ({_SPEAKING})))")
 
 
 # The query's lexemes, normalised by the same 'english' configuration as the stored tsv, OR-ed together.
@@ -201,14 +208,16 @@ class ChunkSearch:
         return set(self._labels(index_version)[0])
 
     def issuers(self, index_version: str | None = None) -> set[str]:
-        """The issuers that have documents in the index (remembered like ``authorities``)."""
+        """The issuers that have the operator's documents in the index (remembered like ``authorities``): an upload's
+        or inline text's issuer is a label anyone may write, so it never makes a regulator's scope (issue 54, M1)."""
         return set(self._labels(index_version)[1])
 
     def _labels(self, index_version: str | None) -> tuple[set[str], set[str]]:
         if index_version in self._authorities:
             return self._authorities[index_version]
         with self.engine.connect() as conn:
-            rows = conn.execute(text("SELECT DISTINCT authority, issuer FROM documents")).all()
+            rows = conn.execute(text("SELECT DISTINCT authority, CASE WHEN "
+                                     f"{issuer_counts()} THEN issuer ELSE '' END FROM documents")).all()
         found = {r[0] for r in rows}, {r[1] for r in rows if r[1]}
         if index_version is not None:
             self._authorities.clear()
