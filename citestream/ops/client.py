@@ -143,7 +143,7 @@ async def publish_and_collect(
             now = time.monotonic()
             for messages in batches.values():
                 for message in messages:
-                    rid = message.key.decode() if message.key else None
+                    rid = message.key.decode("utf-8", "replace") if message.key else None  # not UTF-8: no id sent
                     if rid in sent and rid not in replies and (
                             read := reader.read_for(sent[rid], message.value)) is not None:
                         replies[rid] = read

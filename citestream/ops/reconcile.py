@@ -12,6 +12,13 @@ the retrieve agent skips it anyway).
 After ``reconcile_max_redrives`` re-drives the question is answered with the
 failure refusal, so nothing waits forever. Offsets are committed only up to
 the oldest question still open, so a restarted reconciler forgets nothing.
+
+It reads `questions` exactly as the intake does (``streams.intake``: the byte
+cap of `questions`, the strict decoder, the contract): a record the intake
+dead-letters already has its outcome, so it is never held, re-driven or
+answered here (issue 54, M3). What it holds is bounded: at most
+``MAX_OPEN_QUESTIONS`` questions, each at most the cap of `questions`, with at
+most one offset per partition plus one.
 """
 
 from __future__ import annotations
@@ -21,10 +28,10 @@ import logging
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import cast
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import OffsetAndMetadata
-from pydantic import ValidationError
 
 from .. import metrics
 from ..config import Settings, get_settings
@@ -32,8 +39,26 @@ from ..models import QuestionEvent
 from ..refusals import failure_answer
 from ..sealing import RecordSealer
 from ..store import RequestTracker, engine_for
+from ..streams.intake import RecordRejected, check_size, decode_json, parse
+from ..topics import spec
 
 log = logging.getLogger("citestream.ops.reconcile")
+
+MAX_OPEN_QUESTIONS = 500
+"""Questions the reconciler holds open at once: at most 500 × 64 kB of record bytes (~32 MB) whatever is published.
+When full it stops reading `questions` until some close (``room``); its committed offsets stay behind the oldest
+open question, so the rest wait on the broker, not in memory, and are reconciled later, never dropped. Meanwhile
+the workers answer or dead-letter them as always, and an open question closes once it has an outcome: at the
+latest when it is answered as failed after its re-drives."""
+
+QUESTIONS = spec("questions", QuestionEvent)
+
+
+def intake_question(value: bytes | None) -> QuestionEvent:
+    """The question the intake would take from these bytes, or the ``RecordRejected`` it dead-letters them with:
+    the same cap, decoder and contract (``streams.faust_app``), so both agree on what is a question."""
+    data = decode_json(check_size(value, QUESTIONS.max_bytes, QUESTIONS.name))
+    return cast(QuestionEvent, parse(QuestionEvent, data))
 
 
 @dataclass
@@ -43,6 +68,14 @@ class OpenQuestion:
     question: QuestionEvent
     seen_at: float  # wall-clock seconds when it was published
     offsets: list[tuple[TopicPartition, int]] = field(default_factory=list)
+
+    def note_copy(self, tp: TopicPartition, offset: int) -> None:
+        """Keep the first copy's offset in each partition (what may be committed, where re-drives start) and the
+        latest copy's (whether it is still queued); a middle one is dropped, so a publisher repeating the question
+        cannot grow the list past one per partition plus one."""
+        if len(self.offsets) > 1 and self.offsets[-1][0] in {t for t, _ in self.offsets[:-1]}:
+            self.offsets.pop()
+        self.offsets.append((tp, offset))
 
 
 @dataclass
@@ -57,18 +90,23 @@ class Reconciler:
     failed: int = 0
     last_activity: float = field(default_factory=time.time)  # when the workers were last seen doing anything
     last_consumed: dict[TopicPartition, int] = field(default_factory=dict)
+    max_open: int = MAX_OPEN_QUESTIONS
 
     @cached_property
     def sealer(self) -> RecordSealer:
         """Seals the failure answers it writes, like a stage's (``sealing``)."""
         return RecordSealer.from_file(self.settings.record_key_path, create=True)
 
+    def room(self) -> int:
+        """How many more records it may read now: each can open one question, so ``open`` stays ≤ ``max_open``."""
+        return max(0, self.max_open - len(self.open))
+
     def observe(self, message) -> None:
         tp = TopicPartition(message.topic, message.partition)
         self.next_offset[tp] = message.offset + 1
         try:
-            question = QuestionEvent.model_validate_json(message.value)
-        except (ValidationError, ValueError, TypeError):
+            question = intake_question(message.value)
+        except RecordRejected:
             return  # dead-lettered by the retrieve agent: its outcome is the dead-letter record
         if message.key is not None and message.key.decode("utf-8", "replace") != question.request_id:
             return  # a key that differs from the record's id is not a question we can account for
@@ -79,7 +117,7 @@ class Reconciler:
         if entry is None:
             entry = self.open[rid] = OpenQuestion(message.key or rid.encode(), message.value, question,
                                                   message.timestamp / 1000 if message.timestamp else time.time())
-        entry.offsets.append((tp, message.offset))
+        entry.note_copy(tp, message.offset)
 
     def commit_offsets(self) -> dict[TopicPartition, int]:
         """Per partition: the oldest offset still open, or everything read."""
@@ -139,10 +177,35 @@ async def _consumer(settings: Settings) -> AIOKafkaConsumer:
     return consumer
 
 
-async def run(settings: Settings | None = None, *, once_idle_s: float | None = None) -> Reconciler:
+async def _read(consumer: AIOKafkaConsumer, rec: Reconciler) -> list:
+    """At most ``rec.room()`` records. While the reconciler is full its partitions are paused but still polled:
+    a consumer that stops polling for ``max.poll.interval`` is put out of its group."""
+    room, assigned = rec.room(), consumer.assignment()
+    if room:
+        consumer.resume(*assigned)
+    elif assigned - consumer.paused():
+        log.warning("reconciler holds %d open questions, its cap: reading questions paused until some close",
+                    len(rec.open))
+        consumer.pause(*assigned)
+    batches = await consumer.getmany(timeout_ms=1000, max_records=min(room, 2000) or 1)
+    if not room:
+        _put_back(consumer, batches)
+        return []
+    return [message for messages in batches.values() for message in messages]
+
+
+def _put_back(consumer: AIOKafkaConsumer, batches: dict) -> None:
+    """Records read while full (from a partition assigned since the pause) are read again once there is room."""
+    for tp, messages in batches.items():
+        consumer.seek(tp, messages[0].offset)
+        consumer.pause(tp)
+
+
+async def run(settings: Settings | None = None, *, once_idle_s: float | None = None,
+              reconciler: Reconciler | None = None) -> Reconciler:
     """Reconcile forever (or, with ``once_idle_s``, until nothing is open and no message came for that long)."""
     settings = settings or get_settings()
-    rec = Reconciler(settings, RequestTracker(engine_for(settings.app_dsn)))
+    rec = reconciler or Reconciler(settings, RequestTracker(engine_for(settings.app_dsn)))
     consumer = await _consumer(settings)
     producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all", **settings.kafka_security())
     await producer.start()
@@ -151,11 +214,11 @@ async def run(settings: Settings | None = None, *, once_idle_s: float | None = N
     last_sweep = last_message = time.monotonic()
     try:
         while True:
-            batches = await consumer.getmany(timeout_ms=1000, max_records=2000)
-            for messages in batches.values():
-                for message in messages:
-                    rec.observe(message)
-                    last_message = time.monotonic()
+            messages = await _read(consumer, rec)
+            for message in messages:
+                rec.observe(message)
+            if messages or not rec.room():  # held back is not idle: records may be waiting
+                last_message = time.monotonic()
             if time.monotonic() - last_sweep >= settings.reconcile_interval_s:
                 last_sweep = time.monotonic()
                 await _sweep(rec, producer, consumer)

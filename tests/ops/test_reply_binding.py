@@ -13,6 +13,7 @@ import asyncio
 import secrets
 import threading
 import uuid
+from collections.abc import Callable
 
 import pytest
 
@@ -52,8 +53,21 @@ def stand_in(settings, tmp_path):
     return s, sealer
 
 
-def _replaying_worker(settings, sealer: RecordSealer, genuine: bool, ready: threading.Event, stop: threading.Event):
-    """Reads ``questions``; answers each under its key with ``OTHER``'s sealed answer, then the genuine one."""
+Replies = Callable[[QuestionEvent, bytes], list[tuple[bytes, ValidatedAnswer]]]
+"""What the stand-in worker sends for a question read under a key: (key, answer to seal) pairs, in order."""
+
+
+def _replayed(question: QuestionEvent, key: bytes) -> list[tuple[bytes, ValidatedAnswer]]:
+    return [(key, _answer(OTHER, REPLAYED_TEXT))]
+
+
+def _replayed_then_genuine(question: QuestionEvent, key: bytes) -> list[tuple[bytes, ValidatedAnswer]]:
+    return _replayed(question, key) + [(key, _answer(question, "genuine"))]
+
+
+def _replaying_worker(settings, sealer: RecordSealer, replies: Replies, ready: threading.Event,
+                      stop: threading.Event):
+    """Reads ``questions``; sends what ``replies`` says for each, sealed."""
     from aiokafka import AIOKafkaProducer
 
     async def run() -> None:
@@ -66,10 +80,8 @@ def _replaying_worker(settings, sealer: RecordSealer, genuine: bool, ready: thre
                 for messages in (await consumer.getmany(timeout_ms=200)).values():
                     for message in messages:
                         question = QuestionEvent.model_validate_json(message.value)
-                        replies = [_answer(OTHER, REPLAYED_TEXT)] + ([_answer(question, "genuine")] if genuine else [])
-                        for reply in replies:
-                            await producer.send_and_wait(settings.topic("answers"), sealer.payload(reply),
-                                                         key=message.key)
+                        for key, reply in replies(question, message.key):
+                            await producer.send_and_wait(settings.topic("answers"), sealer.payload(reply), key=key)
         finally:
             await producer.stop()
             await consumer.stop()
@@ -77,9 +89,9 @@ def _replaying_worker(settings, sealer: RecordSealer, genuine: bool, ready: thre
     asyncio.run(run())
 
 
-def _with_stand_in(settings, sealer, genuine: bool, client):
+def _with_stand_in(settings, sealer, replies: Replies, client):
     ready, stop = threading.Event(), threading.Event()
-    thread = threading.Thread(target=_replaying_worker, args=(settings, sealer, genuine, ready, stop))
+    thread = threading.Thread(target=_replaying_worker, args=(settings, sealer, replies, ready, stop))
     thread.start()
     try:
         assert ready.wait(60), "the stand-in worker did not start"
@@ -94,7 +106,7 @@ def test_ask_passes_over_a_sealed_answer_of_another_request_replayed_under_its_k
     asked = QuestionEvent(request_id=f"ask-{uuid.uuid4().hex[:8]}", question="How long does FDA take to file?",
                           scope="FDA")
     reader = ReplyReader(settings, "answers")
-    replies, _ = _with_stand_in(settings, sealer, True, lambda: asyncio.run(publish_and_collect(
+    replies, _ = _with_stand_in(settings, sealer, _replayed_then_genuine, lambda: asyncio.run(publish_and_collect(
         [asked], timeout_s=30, settings=settings, reader=reader)))
     assert replies[asked.request_id].answer_text == "genuine"
     assert (reader.refused, reader.unbound) == (0, 1)  # the replay's fate is counted, not silent
@@ -105,7 +117,24 @@ def test_eval_scores_no_replayed_answer_and_says_so(stand_in, capsys):
     item = GoldenItem(id="q1", question="How long does FDA take to file an NDA?", answerable=True, scope="FDA",
                       category="number")
     reader = ReplyReader(settings, "answers")
-    replies = _with_stand_in(settings, sealer, False, lambda: run_kafka([item], 8.0, settings, reader=reader))
+    replies = _with_stand_in(settings, sealer, _replayed, lambda: run_kafka([item], 8.0, settings, reader=reader))
     assert replies == {}, "an answer of another request was scored for this item"
     assert reader.unbound == 1
     assert "1 sealed answers of other requests" in capsys.readouterr().err
+
+
+def _under_a_key_that_is_not_utf8(question: QuestionEvent, key: bytes) -> list[tuple[bytes, ValidatedAnswer]]:
+    return [(b"\xff" + key, _answer(question, "under a broken key")), (key, _answer(question, "genuine"))]
+
+
+def test_ask_passes_over_an_answer_whose_key_is_not_utf8(stand_in):
+    """Issue 54 L1: a record on `answers` under a key that is not UTF-8 names none of the requests sent (their
+    keys are their UTF-8 ids), so ``ask`` and ``eval`` pass it over as another request's and go on reading."""
+    settings, sealer = stand_in
+    asked = QuestionEvent(request_id=f"ask-{uuid.uuid4().hex[:8]}", question="How long does FDA take to file?",
+                          scope="FDA")
+    reader = ReplyReader(settings, "answers")
+    replies, _ = _with_stand_in(settings, sealer, _under_a_key_that_is_not_utf8, lambda: asyncio.run(
+        publish_and_collect([asked], timeout_s=30, settings=settings, reader=reader)))
+    assert replies[asked.request_id].answer_text == "genuine"
+    assert (reader.refused, reader.unbound) == (0, 0)  # never read: like any other request's answer
