@@ -115,6 +115,23 @@ class _Stream(EventSourceResponse):
             self.release()
 
 
+class _Download(StreamingResponse):
+    """A PDF sent in chunks from its one opened file (``render.SourceFile``), which is closed and whose download
+    slots are given back however the sending ends (read through, the client gone, the file changed meanwhile)."""
+
+    def __init__(self, source: render.SourceFile, release, headers: dict[str, str]):
+        super().__init__(source.chunks(), media_type="application/pdf",
+                         headers={**headers, "content-length": str(source.size)})
+        self.source, self.release = source, release
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.source.close()
+            self.release()
+
+
 def create_app(settings: Settings | None = None, web: WebSettings | None = None) -> Starlette:
     settings = settings or get_settings()
     web = web or get_web_settings()
@@ -123,6 +140,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
     engine = engine_for(settings.page_dsn)  # the page's role: it reads, and may change nothing
     timelines = Timelines(settings, web, engine, bridge.trust)
     streams = Slots(web.max_streams)
+    downloads = Slots(web.pdf_downloads)
     budgets = Budgets(web)
     pdf_work = PdfWork(settings.pdf_workers, web.pdf_jobs, settings.pdf_wall_s + 5)
     boxes = render.KeptBoxes(web.boxes_kept)
@@ -153,7 +171,9 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
                              "assigned": bridge.ready.is_set(), "trust": bridge.trust_status(),
                              "streams": {"open": streams.taken, "max": streams.size},
                              "timeline_reads": timelines.started,
-                             "pdf_jobs": {"now": pdf_work.jobs, "max": pdf_work.most, "started": pdf_work.started}})
+                             "pdf_jobs": {"now": pdf_work.jobs, "max": pdf_work.most, "started": pdf_work.started},
+                             "pdf_downloads": {"open": downloads.taken, "max": downloads.size},
+                             "stage_keys_dropped": bridge.keys_dropped})
 
     async def events(request: Request) -> Response:
         """One stream per browser: a snapshot of recent records first, then every record as it arrives. At most
@@ -339,18 +359,35 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
 
     async def pdf_file(request: Request) -> Response:
         """The ingested PDF itself, to open at a cited page (``#page=N``): only a document's file whose bytes are
-        still the ingested ones (``render.source_bytes``), never a path the browser names."""
+        still the ingested ones (``render.open_source``), never a path the browser names; sent in chunks, at most
+        ``pdf_downloads`` at once, ``pdf_downloads_per_client`` of one client (each holds a file and a socket for as
+        long as its client takes to read it)."""
         doc = await asyncio.to_thread(queries.get_document, engine, request.path_params["doc_id"])
         if doc is None:
             return _error(404, "no such document")
+        if not downloads.take():
+            return _error(503, f"{downloads.size} PDFs are being sent, the most this page sends at once; try again "
+                               "shortly", 10)
+        who = client_of(request.scope)
         try:
-            data = await asyncio.to_thread(render.source_bytes, doc)
+            budgets.take(who, "downloads", web.pdf_downloads_per_client,
+                         f"this address downloads {web.pdf_downloads_per_client} PDFs, the most one may at once")
+        except OverBudget as exc:
+            downloads.give_back()
+            return _over(exc)
+
+        def release() -> None:
+            downloads.give_back()
+            budgets.give_back(who, "downloads")
+
+        try:
+            source = await asyncio.to_thread(render.open_source, doc)
         except render.PageUnavailable as exc:
+            release()
             return _error(404, str(exc))
         name = "".join(c for c in doc.pdf if c.isalnum() or c in "._-") or "document.pdf"
-        return Response(data, media_type="application/pdf",
-                        headers={"content-disposition": f'inline; filename="{name}"',
-                                 "cache-control": "private, max-age=3600"})
+        return _Download(source, release, headers={"content-disposition": f'inline; filename="{name}"',
+                                                   "cache-control": "private, max-age=3600"})
 
     routes: list[BaseRoute] = [Route(path, page(name, title)) for path, (name, title) in PAGES.items()]
     routes += [

@@ -4,9 +4,11 @@ The page is one more consumer of the flow, like any downstream application:
 it never calls a stage function. One consumer (group ``<app_id>-web``) reads
 ``answers``, ``ops.alerts``, ``qa.deadletter`` and ``documents.ingested`` in
 full, and only the keys of the stage topics (to show a question moving through
-the flow). A record read in full is decoded strictly (``core.strict_json``) and
-shown only when its MAC holds (``trust``): a record no worker wrote never reaches
-a browser. Each record becomes a :class:`WebEvent`, kept for browsers that
+the flow; a key that is no request id is not passed on). A record read in full is
+decoded strictly (``core.strict_json``) and shown only when its MAC holds
+(``trust``): a record no worker wrote never reaches a browser; nor does a sealed
+answer under the id of a question this page sent that names another question or
+scope (``unbound``). Each record becomes a :class:`WebEvent`, kept for browsers that
 connect later (``kept``: bounded in count and bytes) and fanned out to every
 open server-sent-events stream.
 
@@ -18,20 +20,23 @@ keeps no state worth resuming).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaConnectionError
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from ..config import Settings
 from ..core.errors import RecordRejected
 from ..core.strict_json import check_size, decode_json
-from ..models import DeadLetter, Envelope, FallbackRateAlert, IngestResult, ValidatedAnswer
+from ..models import DeadLetter, Envelope, FallbackRateAlert, IngestResult, QuestionEvent, ValidatedAnswer
+from ..models.common import RequestId
 from ..topics import spec
 from .kept import KeptEvents
 from .settings import WebSettings
@@ -51,6 +56,23 @@ STAGE_TOPICS = ("questions", "qa.facts", "qa.relevant", "qa.prompts", "qa.genera
 """Topics whose records the page only counts and locates by key (their values are not parsed)."""
 
 SUBSCRIBER_QUEUE = 1000
+ASKED_KEPT = 20_000
+"""Questions the page sent whose answers it checks (``Bridge.unbound``): a digest each, the oldest forgotten first."""
+_REQUEST_ID = TypeAdapter(RequestId)
+
+
+def request_id_of(key: str | None) -> str | None:
+    """``key`` if it is a valid request id (what a stage event may carry to every browser), else None."""
+    if key is None:
+        return None
+    try:
+        return _REQUEST_ID.validate_python(key)
+    except ValidationError:
+        return None
+
+
+def _asked(question: str, scope: str) -> bytes:
+    return hashlib.sha256(json.dumps([question, scope], ensure_ascii=False).encode()).digest()
 
 
 class _StartNearTheEnd(ConsumerRebalanceListener):
@@ -76,6 +98,11 @@ class Bridge:
         self.hidden: dict[str, int] = {name: 0 for name in READ_IN_FULL}
         """Records read in full but not shown: unreadable, or not written by a worker (their MAC does not hold)."""
         self.stage_counts: dict[str, int] = {name: 0 for name in (*STAGE_TOPICS, *READ_IN_FULL)}
+        self.unbound = 0
+        """Sealed answers to a question this page sent that name another question or scope: not shown."""
+        self.keys_dropped = 0
+        """Stage-topic keys that are no request id: not passed on to browsers."""
+        self._asked: OrderedDict[str, bytes] = OrderedDict()  # request id → digest of the question and scope sent
         self.subscribers: set[asyncio.Queue] = set()
         self.ready = asyncio.Event()
         self._topic_names = {settings.topic(name): name for name in (*READ_IN_FULL, *STAGE_TOPICS)}
@@ -178,13 +205,37 @@ class Bridge:
                 log.warning("web bridge: record on %s at %s/%s not shown (%s): %s", topic, message.partition,
                             message.offset, exc.code, exc.reason[:200])
                 return
+            if self._answers_another(record):
+                return
             event = WebEvent(kind=kind, topic=topic, request_id=record.request_id, partition=message.partition,
                              offset=message.offset, timestamp_ms=message.timestamp, data=view(record))
             self.kept[kind].add(event)
         else:
-            event = WebEvent(kind="stage", topic=topic, request_id=key, partition=message.partition,
+            event = WebEvent(kind="stage", topic=topic, request_id=self._stage_key(key), partition=message.partition,
                              offset=message.offset, timestamp_ms=message.timestamp)
         self._fan_out(event)
+
+    def _stage_key(self, key: str | None) -> str | None:
+        """The key a stage event carries to every browser: a request id, or None (counted in ``keys_dropped``). A
+        key may be as large as the broker takes, and every open stream would queue it up to 1,000 times (issue 54)."""
+        rid = request_id_of(key)
+        if key is not None and rid is None:
+            self.keys_dropped += 1
+        return rid
+
+    def _answers_another(self, record: Envelope) -> bool:
+        """Whether ``record`` is an answer under the id of a question this page sent, naming another question or
+        scope: a worker's sealed answer to a publisher's question that was admitted first under the page's id, which
+        the visitor must not read as theirs (issue 54). Counted in ``unbound`` and logged."""
+        if not isinstance(record, ValidatedAnswer):
+            return False
+        sent = self._asked.get(record.request_id)
+        if sent is None or sent == _asked(record.question, record.scope):
+            return False
+        self.unbound += 1
+        log.warning("web bridge: a sealed answer under request %s, which this page sent, answers another question "
+                    "or scope: not shown", record.request_id)
+        return True
 
     def _shown(self, topic: str, model: type[Envelope], value: bytes | None) -> Envelope:
         """The record to show, or ``RecordRejected``: the intake's decoder, then the MAC of a sealed topic, then
@@ -232,7 +283,7 @@ class Bridge:
     def trust_status(self) -> dict:
         """Whether the page can verify records, why not, and how many it held back per topic."""
         return {"verifying": self.trust.unavailable is None, "why_not": self.trust.unavailable,
-                "hidden": dict(self.hidden)}
+                "hidden": dict(self.hidden), "unbound": self.unbound}
 
     def latest(self, kind: str, request_id: str) -> WebEvent | None:
         return self.kept[kind].latest(request_id)
@@ -243,8 +294,17 @@ class Bridge:
         """Send one record keyed by its request_id and wait for the broker's acknowledgement."""
         if not self.connected or self._producer is None:
             raise KafkaConnectionError("not connected to the broker yet")
+        if isinstance(record, QuestionEvent):  # before sending: its answer may come back at once
+            self._remember(record)
         await self._producer.send_and_wait(self.settings.topic(topic), value=record.model_dump_json().encode(),
                                            key=record.request_id.encode())
+
+    def _remember(self, question: QuestionEvent) -> None:
+        """The question and scope this page sent under ``question``'s id, for ``_answers_another``."""
+        self._asked[question.request_id] = _asked(question.question, question.scope)
+        self._asked.move_to_end(question.request_id)
+        while len(self._asked) > ASKED_KEPT:
+            self._asked.popitem(last=False)
 
 
 def sse_payload(event: WebEvent) -> str:

@@ -1,5 +1,6 @@
 """What one client may make the page do, beside the page's global caps: requests and writes a minute, bytes
-uploaded a day, event streams, timeline reads and PDF renders at once; and the writes of all clients together.
+uploaded a day, event streams, timeline reads, PDF renders and downloads at once; and the writes of all clients
+together.
 
 Without them one visitor could take every event-stream slot, every timeline read of the minute, every render,
 and upload without end. A client is the peer's address, except that every loopback address (127.0.0.0/8, ::1, and
@@ -44,7 +45,7 @@ class _Client:
     writes: PerMinute
     timelines: PerMinute
     upload_bytes: Bucket
-    held: dict[str, int] = field(default_factory=dict)  # streams and PDF jobs open now
+    held: dict[str, int] = field(default_factory=dict)  # streams, PDF jobs and downloads open now
 
 
 LOOPBACK = "loopback"
@@ -100,7 +101,8 @@ class Budgets:
             raise OverBudget(what, wait)
 
     def take(self, who: str, kind: str, most: int, what: str) -> None:
-        """One of the at most ``most`` ``kind`` (event streams, PDF jobs) a client may hold at once, or raise."""
+        """One of the at most ``most`` ``kind`` (event streams, PDF jobs, downloads) a client may hold at once, or
+        raise."""
         state = self.client(who)
         if state.held.get(kind, 0) >= most:
             raise OverBudget(what, 10)

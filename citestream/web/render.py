@@ -20,8 +20,10 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -33,6 +35,7 @@ from .queries import DocumentInfo
 
 RENDER_SCALE = 2.0  # 144 dpi: sharp on a laptop, about 150-400 kB a page
 MIN_MATCH_CHARS = 10
+CHUNK = 1 << 16  # a PDF download is read and sent this much at a time
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 _locks: dict[Path, tuple[threading.Lock, int]] = {}  # per page wanted now, with its waiters: one render a page
 _locks_guard = threading.Lock()
@@ -59,17 +62,100 @@ def _source_path(doc: DocumentInfo) -> Path:
     return path if path.is_absolute() else PROJECT_ROOT / path  # older ingests stored the path as given
 
 
+def _open_file(doc: DocumentInfo) -> tuple[BinaryIO, int]:
+    """The file ``doc`` was ingested from, opened once (every later check and read is of that one file, whatever
+    the path names meanwhile), with its size; a regular ``.pdf`` within what ingestion reads, else
+    ``PageUnavailable``."""
+    path = _source_path(doc)
+    if path.suffix.lower() != ".pdf":
+        raise PageUnavailable("the PDF is no longer where it was ingested from")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put there does not hang the page
+    except OSError:
+        raise PageUnavailable("the PDF is no longer where it was ingested from") from None
+    file = os.fdopen(fd, "rb")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        file.close()
+        raise PageUnavailable("the PDF is no longer where it was ingested from")
+    if info.st_size > get_settings().ingest_max_pdf_mb * (1 << 20):
+        file.close()
+        raise PageUnavailable("the PDF is larger than ingestion reads (CITESTREAM_INGEST_MAX_PDF_MB)")
+    return file, info.st_size
+
+
+_CHANGED = "the PDF changed since it was ingested; ingest it again to see its pages"
+
+
 def source_bytes(doc: DocumentInfo) -> bytes:
     """The bytes of the file ``doc`` was ingested from, checked to still be the ingested ones."""
-    path = _source_path(doc)
-    if path.suffix.lower() != ".pdf" or not path.is_file():
-        raise PageUnavailable("the PDF is no longer where it was ingested from")
-    if path.stat().st_size > get_settings().ingest_max_pdf_mb * (1 << 20):
-        raise PageUnavailable("the PDF is larger than ingestion reads (CITESTREAM_INGEST_MAX_PDF_MB)")
-    data = path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != doc.content_sha256:
-        raise PageUnavailable("the PDF changed since it was ingested; ingest it again to see its pages")
+    file, size = _open_file(doc)
+    with file:
+        data = file.read(size + 1)
+    if len(data) != size or hashlib.sha256(data).hexdigest() != doc.content_sha256:
+        raise PageUnavailable(_CHANGED)
     return data
+
+
+class SourceFile:
+    """An ingested PDF to send in chunks (``/api/pdfs``), never held whole: one opened file, checked to hold the
+    ingested bytes before the first chunk and hashed again as it is sent, its last chunk held back until that hash
+    holds, so a file changed in between is cut short, never sent whole (issue 54: each download read up to 64 MB
+    into memory)."""
+
+    def __init__(self, file: BinaryIO, size: int, sha256: str):
+        self.file, self.size, self.sha256 = file, size, sha256
+
+    def _pieces(self) -> Iterator[bytes]:
+        left = self.size
+        while left > 0 and (piece := self.file.read(min(CHUNK, left))):
+            left -= len(piece)
+            yield piece
+
+    def matches(self) -> bool:
+        """Whether the file, read through from its start, holds the ingested bytes (then back at its start)."""
+        digest, read = hashlib.sha256(), 0
+        for piece in self._pieces():
+            digest.update(piece)
+            read += len(piece)
+        self.file.seek(0)
+        return read == self.size and digest.hexdigest() == self.sha256
+
+    def chunks(self) -> Iterator[bytes]:
+        """The file's bytes, each chunk sent once the next is read; the last only once the whole hash holds."""
+        digest, read, held = hashlib.sha256(), 0, b""
+        for piece in self._pieces():
+            digest.update(piece)
+            read += len(piece)
+            if held:
+                yield held
+            held = piece
+        if read != self.size or digest.hexdigest() != self.sha256:
+            raise PageUnavailable(_CHANGED)
+        if held:
+            yield held
+
+    def close(self) -> None:
+        self.file.close()
+
+    def __enter__(self) -> SourceFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_source(doc: DocumentInfo) -> SourceFile:
+    """The file ``doc`` was ingested from, open and checked to hold the ingested bytes (read once, not kept)."""
+    file, size = _open_file(doc)
+    source = SourceFile(file, size, doc.content_sha256)
+    try:
+        if not source.matches():
+            raise PageUnavailable(_CHANGED)
+    except BaseException:
+        source.close()
+        raise
+    return source
 
 
 def _check_page(doc: DocumentInfo, page: int) -> None:

@@ -43,6 +43,8 @@ class WebSettings(BaseSettings):
     timeline_reads_per_client_per_minute: int = Field(
         10, ge=1, description="Timelines one client may have read from Kafka a minute (within the page's total)")
     pdf_jobs_per_client: int = Field(2, ge=1, description="Page images and chunk boxes one client may wait for at once")
+    pdf_downloads_per_client: int = Field(
+        4, ge=1, description="PDF files (/api/pdfs) one client may be sent at once; more get 429")
     # What the page takes and keeps, all clients together
     writes_per_minute_total: int = Field(
         300, ge=1, description="Questions and uploads the page takes a minute from all clients together (a tenth "
@@ -59,6 +61,9 @@ class WebSettings(BaseSettings):
                                   "shown are removed first")
     pdf_jobs: int = Field(
         8, ge=1, description="Page images and chunk boxes rendering or waiting at once, all clients; more get 503")
+    pdf_downloads: int = Field(
+        16, ge=1, description="PDF files (/api/pdfs) being sent at once, all clients (each holds an open file and a "
+                              "socket until its client has read it); more get 503")
     boxes_kept: int = Field(2048, ge=0, description="Chunks whose highlight boxes are kept in memory")
     trusted_proxies: str = Field(
         "", description="Addresses of reverse proxies whose X-Forwarded-For names the visitor (comma-separated); "

@@ -4,9 +4,11 @@ A group-less consumer reads the latest ``timeline_window`` records of each
 partition of each topic up to the end offsets taken when the read starts, and
 keeps those keyed by the request_id. The records are shown as they are on the
 topic (a generic summary plus the JSON), with the trace each one carries and, on a
-topic only workers write, whether its MAC holds; then the request's ledger rows,
-their replay and the verified chain from Postgres. Records are decoded with the
-intake's decoder (``core.strict_json``), so a hostile one gets its reason, not a 500.
+topic only workers write, whether its MAC holds; a record whose body names another
+request (a worker's record published again under this key) is marked as not this
+request's. Then the request's ledger rows, their replay and the verified chain
+from Postgres. Records are decoded with the intake's decoder (``core.strict_json``),
+so a hostile one gets its reason, not a 500.
 
 A read starts a Kafka consumer and the chain check reads the whole ledger, so
 ``Timelines`` shares one read of a request among the GETs of ``timeline_cache_s``,
@@ -63,7 +65,7 @@ async def read_back(settings: Settings, web: WebSettings, trust: PageTrust, requ
             for tp, messages in batches.items():
                 for m in messages:
                     if m.offset < ends[tp] and m.key == key:
-                        found.append(_entry(names[tp.topic], m, trust))
+                        found.append(_entry(names[tp.topic], m, trust, request_id))
                 if messages and messages[-1].offset + 1 >= ends[tp]:
                     pending.discard(tp)
     finally:
@@ -73,12 +75,13 @@ async def read_back(settings: Settings, web: WebSettings, trust: PageTrust, requ
     return found
 
 
-def _entry(topic: str, message, trust: PageTrust) -> dict:
+def _entry(topic: str, message, trust: PageTrust, request_id: str) -> dict:
     """One record as the timeline shows it: readable with its summary, or its escaped bytes and why not; on a sealed
-    topic, ``authentic`` says whether a worker wrote it (``not_authentic`` why not)."""
+    topic, ``authentic`` says whether a worker wrote it for this request (``not_authentic`` why not); ``foreign``
+    is the request id its body names when that is not this one (``_not_this_request``)."""
     entry = {"topic": topic, "partition": message.partition, "offset": message.offset,
              "timestamp_ms": message.timestamp, "readable": False, "unreadable": None, "summary": {}, "trace": [],
-             "json": "", "authentic": None, "not_authentic": None}
+             "json": "", "authentic": None, "not_authentic": None, "foreign": None}
     topic_spec = spec(topic)
     try:
         record = decode_json(check_size(message.value, topic_spec.max_bytes, topic))
@@ -90,11 +93,29 @@ def _entry(topic: str, message, trust: PageTrust) -> dict:
     if topic_spec.sealed:
         entry["not_authentic"] = trust.problem(record)
         entry["authentic"] = entry["not_authentic"] is None
+    _not_this_request(entry, record, request_id)
     trace = record.get("trace")
     if not isinstance(trace, list):
         trace = []
     return {**entry, "readable": True, "summary": record_summary(record),
             "trace": [t for t in trace if isinstance(t, dict)][:20], "json": raw_json(record)}
+
+
+def _not_this_request(entry: dict, record: dict, request_id: str) -> None:
+    """Mark a record whose body names another request: the seal covers the body, not the Kafka key, so a worker's
+    record for request A published again under key B verifies, and showed in B's timeline as "sealed by a worker"
+    (issue 54). It is A's, never shown as B's."""
+    named = record.get("request_id")
+    if named == request_id:
+        return
+    shown = printable(named.encode(), 128) if isinstance(named, str) else "(none)"
+    entry["foreign"] = shown
+    if entry["authentic"]:
+        entry["authentic"] = False
+        entry["not_authentic"] = (f"a worker sealed it for request {shown}, not this request: it was published again "
+                                  "under this request's key")
+    elif entry["not_authentic"] is None:
+        entry["not_authentic"] = f"its body names request {shown}, not this request"
 
 
 class Throttled(Exception):

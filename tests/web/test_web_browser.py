@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, UTC
 
 import pytest
 
-from citestream.models import FallbackRateAlert, QuestionEvent
+from citestream.models import FallbackRateAlert, QuestionEvent, ValidatedAnswer
 from citestream.sealing import RecordSealer
 
 from tests.support.browser import chromium, chromium_missing
@@ -410,3 +410,42 @@ def test_the_answer_event_reaches_a_page_that_reconnects(page, web_stack):
     page.evaluate(f"sessionStorage.setItem('citestream.asked', JSON.stringify([{json.dumps(entry)}]))")
     page.reload()
     page.locator(f"#card-{question.request_id} .tags").wait_for(timeout=30_000)
+
+
+def test_the_ask_page_shows_only_an_answer_to_the_question_and_scope_it_sent(page, web_stack):
+    """Issue 54 M4: the page showed any sealed answer carrying its request id. A publisher whose own question is
+    admitted first under a visitor's id gets a worker's sealed answer to *its* question under that id; the page now
+    shows an answer only if it names the question and scope it sent, and keeps waiting otherwise (the ignored ones
+    counted in ``#answers[data-unbound]`` and logged to the console). Here the page is one that did not send the
+    question itself (restarted since, say), so its server has no record of it and passes the answers on: the
+    browser's own check is what holds."""
+    question = "What does lecanemab target?"
+    rid = new_request_id("bound")
+    page.goto(web_stack.url + "/")
+    entry = {"rid": rid, "question": question, "scope": "MIXED", "stages": []}
+    page.evaluate(f"sessionStorage.setItem('citestream.asked', JSON.stringify([{json.dumps(entry)}]))")
+    warnings = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+    page.reload()
+    page.locator("#conn[data-state='ok']").wait_for()
+    card = page.locator(f"#card-{rid}")
+    assert card.locator(".pending").count() == 1
+
+    other = QuestionEvent(request_id=new_request_id("other"), question=ANSWERABLE)
+    answer = ask_via_kafka(web_stack.settings, [other])[other.request_id]  # about DOACs: "70%"
+    sealer = RecordSealer.from_file(web_stack.settings.record_key_path)  # as a worker seals it
+    for change in ({}, {"question": question, "scope": "FDA"}):  # another question; this question, another scope
+        forged = ValidatedAnswer.model_validate({**answer.model_dump(mode="json"), **change, "request_id": rid})
+        publish_raw(web_stack.settings, "answers", rid.encode(), sealer.payload(forged))
+    ignored = "Number(document.querySelector('#answers').dataset.unbound || 0)"
+    wait_until(page, f"{ignored} >= 2 || document.querySelector('#card-{rid} .tags') !== null")
+    assert card.locator(".tags").count() == 0 and "70%" not in card.inner_text(), "another question's answer shown"
+    assert card.locator(".pending").count() == 1
+    assert any(rid in w and "another question or scope" in w for w in warnings), warnings
+
+    genuine = QuestionEvent(request_id=rid, question=question)
+    assert rid in ask_via_kafka(web_stack.settings, [genuine])
+    card.locator(".tags").wait_for(timeout=30_000)
+    shown = card.inner_text()
+    assert "amyloid" in shown and "70%" not in shown
+    assert page.errors == []

@@ -1,9 +1,10 @@
 """What one visitor may make the page do (issue 48): requests and writes a minute, bytes uploaded a day, event
-streams and timeline reads of its own, PDF work bounded in number and in time, chunk boxes kept, the page images'
-cache bounded in bytes, and the uploads' room on disk. Each limit is shown on a real `citestream web` over the
-stack's broker and Postgres, with another visitor served meanwhile. Every loopback address is one visitor (issue
-54), so visitors here come through a proxy of the test's (127.0.0.100, named in ``CITESTREAM_UI_TRUSTED_PROXIES``)
-that names each one in ``X-Forwarded-For``, as a reverse proxy in front of the page does.
+streams, timeline reads and PDF downloads of its own, PDF work bounded in number and in time, chunk boxes kept, the
+page images' cache bounded in bytes, and the uploads' room on disk. Each limit is shown on a real `citestream web`
+over the stack's broker and Postgres, with another visitor served meanwhile. Every loopback address is one visitor
+(issue 54), so visitors here come through a proxy of the test's (127.0.0.100, named in
+``CITESTREAM_UI_TRUSTED_PROXIES``) that names each one in ``X-Forwarded-For``, as a reverse proxy in front of the page
+does.
 
 The page here is a second one on the package's stack, with small budgets and a state folder of its own (its page
 cache and uploads), reading the stack's record key and the app role's passfile.
@@ -39,6 +40,7 @@ BUDGETS = {"CITESTREAM_UI_REQUESTS_PER_MINUTE": "40", "CITESTREAM_UI_WRITES_PER_
            "CITESTREAM_UI_TIMELINE_READS_PER_MINUTE": "120", "CITESTREAM_UI_PDF_JOBS": "3",
            "CITESTREAM_UI_PDF_JOBS_PER_CLIENT": "2", "CITESTREAM_UI_PAGE_CACHE_MB": "1.5",
            "CITESTREAM_UI_UPLOADS_MAX_MB": "0.6", "CITESTREAM_UI_UPLOADS_PER_MINUTE_TOTAL": "600",
+           "CITESTREAM_UI_PDF_DOWNLOADS": "3", "CITESTREAM_UI_PDF_DOWNLOADS_PER_CLIENT": "2",
            "CITESTREAM_UI_TRUSTED_PROXIES": "127.0.0.100"}
 PROXY = "127.0.0.100"
 SLOW_PAGES = 12
@@ -317,3 +319,71 @@ def test_chunk_boxes_are_made_once(page, web_stack):
         again = viewer.get(f"/api/chunks/{chunk}")
         assert again.json()["boxes"] == first.json()["boxes"]
         assert viewer.get("/healthz").json()["pdf_jobs"]["started"] == started  # kept, not made again
+
+
+def _big_pdf(path: Path, mb: int) -> Path:
+    """A one-page PDF of ``mb`` megabytes (padding after its end): more than the sockets between page and visitor
+    hold, so a download nobody reads stays open on the server."""
+    write_pdf(path, "Big", "Cleaning validation sets residue limits for shared equipment. " * 20)
+    with path.open("ab") as out:
+        out.write(b"\n%" + b"0" * (mb << 20))
+    return path
+
+
+def test_pdf_downloads_are_streamed_and_one_visitor_holds_at_most_its_share(page, web_stack, embedder, tmp_path):
+    """Issue 54 M2: every download held the whole PDF (up to 64 MB) in memory, with no cap but the request budget.
+    Now it is sent in chunks from one opened file, at most two at once a visitor and three for the page: a visitor
+    holding two unread is refused a third (429), another visitor is served meanwhile, and past the page's three
+    downloads the next waits (503). Every download is the file's bytes."""
+    pdf = _big_pdf(tmp_path / f"Big_{uuid.uuid4().hex[:6]}.pdf", 24)
+    ingest_pdfs(web_stack.database_url, [pdf], embedder)
+    url, expected = f"/api/pdfs/{pdf.stem}.pdf", pdf.read_bytes()
+    slow = httpx.Timeout(10, read=60)
+    with visitor(page, 50, timeout=slow) as greedy, visitor(page, 51, timeout=slow) as other, \
+            visitor(page, 52) as third, contextlib.ExitStack() as held:
+        mine = [held.enter_context(greedy.stream("GET", url)) for _ in range(2)]  # headers read, bodies not
+        assert [m.status_code for m in mine] == [200, 200]
+        refused = greedy.get(url)
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1, refused.status_code
+        assert "PDF" in refused.json()["error"]
+        theirs = held.enter_context(other.stream("GET", url))  # another visitor is served meanwhile
+        assert theirs.status_code == 200
+        full = third.get(url)  # the page's three are all held
+        assert full.status_code == 503 and int(full.headers["retry-after"]) >= 1, full.status_code
+        assert theirs.read() == expected
+        assert [m.read() == expected for m in mine] == [True, True]
+    with visitor(page, 53) as later:  # every slot given back once its download ended
+        deadline = time.monotonic() + 10
+        while (again := later.get(url)).status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert again.content == expected and again.headers["content-length"] == str(len(expected))
+
+
+def test_a_pdf_changed_while_it_is_sent_is_cut_short(tmp_path):
+    """The download is checked against the ingested SHA-256 before it starts and again as it is sent, from the one
+    opened file; its last chunk is held back until the hash is known, so a file changed meanwhile is never sent
+    whole."""
+    import hashlib
+
+    from citestream.web import render
+    from citestream.web.queries import DocumentInfo
+
+    pdf = _big_pdf(tmp_path / "Sent.pdf", 1)
+    data = pdf.read_bytes()
+    doc = DocumentInfo(doc_id="Sent", pdf="Sent.pdf", title="Sent", authority="MIXED", pages=1, chunks=1,
+                       index_version="idx", ingested_at="", source=str(pdf),
+                       content_sha256=hashlib.sha256(data).hexdigest(), origin="cli")
+    with render.open_source(doc) as source:
+        assert source.size == len(data) and b"".join(source.chunks()) == data
+    with render.open_source(doc) as source:
+        chunks = source.chunks()
+        sent = next(chunks)
+        with pdf.open("r+b") as changed:  # the same file, changed in place after the check
+            changed.seek(len(data) - 10)
+            changed.write(b"1" * 10)
+        with pytest.raises(render.PageUnavailable, match="changed"):
+            for chunk in chunks:
+                sent += chunk
+        assert len(sent) < len(data)
+    with pytest.raises(render.PageUnavailable, match="changed"):
+        render.open_source(doc)

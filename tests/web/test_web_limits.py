@@ -297,3 +297,97 @@ def test_a_deeply_nested_record_gets_a_fate_in_the_timeline_not_a_500(http, web_
     entries = [r for r in response.json()["records"] if r["topic"] == "questions"]
     assert entries and entries[0]["readable"] is False
     assert entries[0]["unreadable"].startswith("NESTING_TOO_DEEP")
+
+
+def _timeline(http, rid: str) -> dict:
+    response = http.get(f"/api/requests/{rid}")
+    while response.status_code == 429:  # the page's timeline reads of the minute may be spent
+        time.sleep(int(response.headers["retry-after"]))
+        response = http.get(f"/api/requests/{rid}")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _sealer(web_stack) -> RecordSealer:
+    """The stack's worker's own key: records as a worker seals them."""
+    return RecordSealer.from_file(web_stack.settings.record_key_path)
+
+
+def test_a_sealed_answer_replayed_under_another_key_is_not_that_requests_in_its_timeline(http, web_stack):
+    """Issue 54 L2: the timeline matched records by key and checked only the seal, so a worker's answer to request A
+    republished under key B showed in B's timeline as "sealed by a worker". Now it says it is A's, not B's."""
+    first = QuestionEvent(request_id=new_request_id("orig"), question="What does lecanemab target?")
+    assert first.request_id in ask_via_kafka(web_stack.settings, [first])
+    value = next(m.value for m in in_thread(read_topic, "answers", settings=web_stack.settings)
+                 if m.key == first.request_id.encode())
+    other = new_request_id("replayed")
+    publish_raw(web_stack.settings, "answers", other.encode(), value)
+    [entry] = [r for r in _timeline(http, other)["records"] if r["topic"] == "answers"]
+    assert entry["readable"] and entry["authentic"] is False, entry
+    assert first.request_id in entry["not_authentic"] and "not this request" in entry["not_authentic"]
+    [own] = [r for r in _timeline(http, first.request_id)["records"] if r["topic"] == "answers"]
+    assert own["authentic"] is True and own["not_authentic"] is None  # its own request's timeline still trusts it
+
+
+def test_a_sealed_answer_to_another_question_is_not_shown_for_a_question_the_page_sent(http, web_stack):
+    """Issue 54 M4, on the server: a worker's sealed answer carrying the request id of a question the page sent, but
+    another question or scope (a publisher's question admitted first under that id), is never kept or sent to a
+    browser; it is counted (``unbound``). The genuine answer stays the one shown."""
+    sent = http.post("/api/questions", json={"question": "What does lecanemab target?"}).json()
+    rid = sent["request_id"]
+    deadline = time.monotonic() + 120
+    while (shown := http.get(f"/api/answers/{rid}")).status_code == 404 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    genuine = shown.json()["data"]
+    before = _healthy(http)["trust"].get("unbound", 0)
+    sealer = _sealer(web_stack)
+    for change in ({"question": "Which drug cures every dementia?"}, {"scope": "FDA"}):
+        forged = ValidatedAnswer.model_validate({**genuine, **change, "answer_text": "Lecanemab cures dementia."})
+        publish_raw(web_stack.settings, "answers", rid.encode(), sealer.payload(forged))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _healthy(http)["trust"].get("unbound", 0) < before + 2 \
+            and http.get(f"/api/answers/{rid}").json()["data"] == genuine:
+        time.sleep(0.5)
+    assert http.get(f"/api/answers/{rid}").json()["data"] == genuine
+    assert _healthy(http)["trust"]["unbound"] == before + 2
+
+
+def _publish_to_partition(settings, topic: str, records: list[tuple[bytes, bytes]], partition: int = 0) -> None:
+    """Records in this order on one partition: the page reads them in this order."""
+    from aiokafka import AIOKafkaProducer
+
+    async def send() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all")
+        await producer.start()
+        try:
+            for key, value in records:
+                await producer.send_and_wait(settings.topic(topic), value=value, key=key, partition=partition)
+        finally:
+            await producer.stop()
+
+    in_thread(send)
+
+
+def test_stage_keys_that_are_no_request_id_never_reach_an_event_stream(http, web_stack):
+    """Issue 54 L4: every key on a stage topic went to every event stream as its request_id, however long. Now only
+    a key that is a request id (at most 128 of ``[A-Za-z0-9._:-]``) travels; others are dropped and counted."""
+    long_key, odd_key, marker = "k" * 600, "not a request id", new_request_id("key")
+    before = _healthy(http).get("stage_keys_dropped", 0)
+    seen: list = []
+    with http.stream("GET", "/api/events", timeout=httpx.Timeout(5, read=60)) as stream:
+        lines = stream.iter_lines()
+        next(line for line in lines if line.startswith("data: "))  # the snapshot: the stream is subscribed
+        _publish_to_partition(web_stack.settings, "qa.facts",
+                              [(long_key.encode(), b"{}"), (odd_key.encode(), b"{}"), (marker.encode(), b"{}")])
+        deadline, event = time.monotonic() + 60, None
+        for line in lines:
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: ") and event == "stage":
+                seen.append(json.loads(line[6:])["request_id"])
+                if seen[-1] == marker or time.monotonic() > deadline:
+                    break
+    assert marker in seen, seen
+    assert long_key not in seen and odd_key not in seen
+    assert all(rid is None or len(rid) <= 128 for rid in seen)
+    assert _healthy(http)["stage_keys_dropped"] == before + 2

@@ -319,9 +319,20 @@
       if (old) old.replaceWith(fresh); else list.prepend(fresh);
     }
 
+    // An answer counts only if it names the question and scope this page sent under its request id: the seal covers
+    // the answer, not whose question it was, and a publisher whose question was taken first under the id gets a
+    // worker's sealed answer to *its* question (issue 54). Others are passed over, counted and logged; the card waits.
+    function answersWhatWasAsked(answer, question, scope, rid) {
+      if (answer && answer.question === question && answer.scope === scope) return true;
+      list.dataset.unbound = String(Number(list.dataset.unbound || 0) + 1);
+      console.warn(`citestream: a sealed answer under request ${rid} answers another question or scope; not shown`);
+      return false;
+    }
+
     function fill(rid, answer) {
       const probing = asked.find((e) => e.probe && e.probe.rid === rid);
       if (probing && !probing.probe.answer) {
+        if (!answersWhatWasAsked(answer, probing.question, 'MIXED', rid)) return;
         probing.probe.answer = answer;
         save();
         render(probing);
@@ -329,6 +340,7 @@
       }
       const entry = byId(rid);
       if (!entry || entry.answer) return;
+      if (!answersWhatWasAsked(answer, entry.question, entry.scope, rid)) return;
       entry.answer = answer;
       save();
       render(entry);
@@ -765,8 +777,9 @@
       const li = h('li', { class: 'step' });
       const last = rec.trace.length ? rec.trace[rec.trace.length - 1] : null;
       li.append(h('p', {}, h('span', { class: 'badge topic', text: rec.topic }), ' ',
+        rec.foreign !== null && rec.foreign !== undefined ? h('span', { class: 'badge bad', text: 'FOR ANOTHER REQUEST' }) : null,
         rec.authentic === true ? h('span', { class: 'badge ok', text: 'sealed by a worker' }) : null,
-        rec.authentic === false ? h('span', { class: 'badge bad', text: 'NOT WRITTEN BY A WORKER' }) : null, ' ',
+        rec.authentic === false && !rec.foreign ? h('span', { class: 'badge bad', text: 'NOT WRITTEN BY A WORKER' }) : null, ' ',
         h('time', { text: fmtTime(rec.timestamp_ms) }),
         h('span', { class: 'meta', text: ` · partition ${rec.partition}, offset ${rec.offset}` }),
         last ? h('span', { class: 'meta', text: ` · ${last.stage} took ${fmtMs(last.elapsed_ms)}` }) : null));
