@@ -53,8 +53,10 @@ def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder
 
     A document's own failure (unreadable, over a limit, encrypted, no text,
     owned elsewhere) is an entry in ``errors`` and the rest go on; an upload
-    that failed is deleted. An embedding failure stops the request with
-    ``status == "error"`` and ``TASK_FAILED``: documents already written stay
+    that failed is deleted, unless a stored document was ingested from it (a
+    failed re-ingest, an issuer correction under load, keeps its file). An
+    embedding failure stops the request with ``status == "error"`` and
+    ``TASK_FAILED``: documents already written stay
     whole, the failing one is not written at all. Database outages propagate,
     so the agent waits them out and retries.
     """
@@ -69,7 +71,7 @@ def ingest_request(request: IngestRequest, store: ChunkStore, embedder: Embedder
             outcomes.append(ingest_document(load(), store, embedder))
         except DOCUMENT_ERRORS as exc:
             errors.append(IngestIssue(**where, reason=str(exc)))
-            if path is not None:
+            if path is not None and not store.holds_source(path):  # a stored upload keeps its file (its pages)
                 discard_upload(path, settings.uploads_dir)
         except EmbeddingFailed as exc:
             errors.append(IngestIssue(**where, reason=str(exc)))

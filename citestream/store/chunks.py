@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 from sqlalchemy import Engine, delete, func, insert, select, text, update
@@ -101,6 +102,12 @@ class ChunkStore:
             return conn.execute(
                 select(documents.c.content_sha256).where(documents.c.doc_id == doc_id)
             ).scalar_one_or_none()
+
+    def holds_source(self, path: Path) -> bool:
+        """Whether a stored document was ingested from the file at ``path`` (its resolved name)."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(documents.c.doc_id).where(documents.c.source == str(path.resolve()))
+                                .limit(1)).first() is not None
 
     def stored_state(self, doc_id: str) -> tuple[str, str, str | None, str, str] | None:
         """(content sha256, authority, ingest pipeline version, origin, issuer) of a stored document; None when

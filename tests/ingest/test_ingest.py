@@ -437,3 +437,20 @@ def test_an_inline_document_holds_a_files_id_only_until_the_file_comes(tmp_path,
     assert all("integrity test" not in r["text"] for r in _rows(store.engine, name))
     again = ingest_request(_request(documents=[_doc(name, "Filters need no integrity test.")]), store, embedder)
     assert again.outputs.ingestedCount == 0 and "only that origin replaces it" in again.outputs.errors[0].reason
+
+
+def test_a_stored_upload_keeps_its_file_when_a_later_ingest_of_it_fails(settings, store, embedder, uploads,
+                                                                       monkeypatch):
+    """A re-ingest of an indexed upload that fails (an issuer correction while the sandbox is over its limits, or a
+    publisher's request naming the file) leaves the document's file: its pages are still shown (review after
+    issue 54)."""
+    from citestream.ingest import request as request_module
+
+    path = write_guidance_pdf(uploads / f"{_unique('Kept')}.pdf", [PageSpec("I. SCOPE", prose("labels", 6))])
+    first = ingest_request(_request(paths=[str(path)]), store, embedder, roots=[settings.uploads_dir])
+    assert not first.outputs.errors and store.holds_source(path)
+    tight = settings.model_copy(update={"ingest_max_pdf_mb": 0.0001})  # the same file is now over the limit
+    monkeypatch.setattr(request_module, "get_settings", lambda: tight)
+    again = ingest_request(_request(paths=[str(path)], issuer="WHO"), store, embedder, roots=[settings.uploads_dir])
+    assert [e.path for e in again.outputs.errors] == [str(path)]
+    assert path.exists()
