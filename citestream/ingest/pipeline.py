@@ -145,11 +145,13 @@ def from_pdf(path: Path, authority: str | None = None, doc_id: str | None = None
 def from_text(doc_id: str, text: str, title: str = "", source: str = "", metadata: dict | None = None,
               authority: str | None = None) -> SourceDocument:
     """An inline document is one page; its title is its section. Its ``source`` is what the sender says it is, kept
-    in its metadata: no file is behind it (the page shows no image of it)."""
+    in its metadata: no file is behind it (the page shows no image of it). Keys starting with "_" are the system's
+    (the issuer decision, its corrections' history, the pipeline version): a sender's are dropped."""
+    given = {k: v for k, v in (metadata or {}).items() if not k.startswith("_")}
     return SourceDocument(
         doc_id=doc_id, pdf=doc_id, pages=[text], content_sha256=sha256_hex(text),
         authority=authority or "MIXED", title=title,
-        metadata={**(metadata or {}), **({"source": source} if source else {})},
+        metadata={**given, **({"source": source} if source else {})},
         blocks=[Block(1, text.strip(), "text", title or None)] if text.strip() else [],
         authority_source="given" if authority else "unknown", origin=INLINE,
         issuer=authority if authority and authority != "MIXED" else "",

@@ -454,3 +454,17 @@ def test_a_stored_upload_keeps_its_file_when_a_later_ingest_of_it_fails(settings
     again = ingest_request(_request(paths=[str(path)], issuer="WHO"), store, embedder, roots=[settings.uploads_dir])
     assert [e.path for e in again.outputs.errors] == [str(path)]
     assert path.exists()
+
+
+def test_an_inline_document_cannot_write_the_systems_metadata(store, embedder):
+    """A sender's metadata keys starting with "_" (an issuer correction's history, the pipeline version) are the
+    system's and are dropped: `citestream documents history` never shows a history the sender wrote (review after
+    issue 54)."""
+    doc = {**_doc(_unique("meta"), "Batch records are reviewed by the quality unit before release."),
+           "metadata": {"topic": "test", "_issuer_history": "forged", "_ingest_pipeline": "ingest-0"}}
+    result = ingest_request(_request(documents=[doc]), store, embedder)
+    assert not result.outputs.errors
+    with store.engine.connect() as conn:
+        stored = conn.execute(text("SELECT metadata FROM documents WHERE doc_id = :d"), {"d": doc["docId"]}).scalar()
+    assert stored["topic"] == "test" and "_issuer_history" not in stored
+    assert stored["_ingest_pipeline"] != "ingest-0"
