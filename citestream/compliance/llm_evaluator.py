@@ -1,8 +1,11 @@
 """The LLM evaluator: one call returns the whole report (the contract's design); the validator judges it.
 
-The reply is parsed as JSON and returned as is, apart from ``correlation_id``
-and ``meta`` which the caller owns; nothing is repaired, so a report that breaks
-a rule is dead-lettered with that rule rather than silently fixed.
+The call goes through the R3 wrapper (``llm.execution.execute``), as generation and the LLM filter's do, so the
+reply cap (``MAX_REPLY_CHARS``) holds here too: a longer reply is a failed call, like an outage (STAGE_ERROR). The
+reply is read with their parser (``core.replies.parse_reply``: strict JSON, a repeated key is malformed) and
+returned as is, apart from ``correlation_id`` and ``meta`` which the caller owns; nothing is repaired, so a report
+that breaks a rule is dead-lettered with that rule rather than silently fixed. A string holding a lone surrogate
+(a ``\\ud800`` escape) is a malformed reply: such a report could not be sealed (issue N4).
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ import json
 import time
 from collections.abc import Sequence
 
-from ..llm import LLMBackend
+from ..core.hashing import sha256_hex
+from ..core.replies import MalformedReply, parse_reply
+from ..llm import LLMBackend, LLMError
+from ..llm.execution import execute
 from ..models.compliance import BoundConstraint
 from .validator import SCHEMA_VERSION
 
@@ -46,14 +52,25 @@ def render_prompt(document: dict, constraints: Sequence[BoundConstraint]) -> str
 
 def llm_report(correlation_id: str, document: dict, constraints: Sequence[BoundConstraint], backend: LLMBackend,
                policy_version: str) -> dict:
-    """Raises ValueError when the reply is not a JSON object (the caller dead-letters it)."""
+    """Raises ValueError when the reply is not a JSON object, or holds a lone surrogate (the caller dead-letters
+    it as REPORT_INVALID); LLMError when the call failed or the reply is over the cap (STAGE_ERROR)."""
     started = time.monotonic()
-    reply = backend.complete(render_prompt(document, constraints))
-    report = json.loads(reply.text)
+    prompt = render_prompt(document, constraints)
+    result = execute(backend, correlation_id, prompt, sha256_hex(prompt))
+    if result.generation_status != "OK":
+        raise LLMError(f"the LLM call failed: {result.error}")
+    try:
+        report = parse_reply(result.raw_model_text)
+    except MalformedReply as exc:
+        raise ValueError(f"not JSON: {exc}") from None
     if not isinstance(report, dict):
         raise ValueError(f"the reply is a JSON {type(report).__name__}, not an object")
+    try:  # one linear pass; paired surrogate escapes decode to one character and pass
+        json.dumps(report, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("the reply holds a lone surrogate (a string that is not Unicode text)") from None
     report["correlation_id"] = correlation_id
-    report["meta"] = {"model": backend.model_name, "prompt_version": PROMPT_VERSION, "policy_version": policy_version,
+    report["meta"] = {"model": result.model_name, "prompt_version": PROMPT_VERSION, "policy_version": policy_version,
                       "latency_ms": round((time.monotonic() - started) * 1000, 3),
-                      "input_tokens": reply.prompt_tokens, "output_tokens": reply.completion_tokens}
+                      "input_tokens": result.prompt_tokens_actual, "output_tokens": result.completion_tokens_actual}
     return report

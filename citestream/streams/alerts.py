@@ -6,8 +6,10 @@ answerable record, once its contract and seal are checked, becomes a sealed
 ``FallbackTick`` regrouped under one key, so one table partition sees the whole
 stream whatever the number of workers: the repartition topic carries ticks of
 under 300 bytes, not the records (which were a quarter of the embedded broker's
-bytes). A window alerts once, when its rate first exceeds the threshold
-(qa-contract-v1 §3, with the contract's message).
+bytes). Each request id counts at most once per window: copies of a worker's
+sealed record, republished, neither raise nor dilute the rate. A window alerts
+once, when its rate first exceeds the threshold (qa-contract-v1 §3, with the
+contract's message).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ log = logging.getLogger("citestream.streams.alerts")
 
 GROUP_KEY = b"fallback-rate"
 ANSWERABLE, FALLBACK, ALERTED = "answerable", "fallback", "alerted"
+SEEN = "seen:"
+"""Prefix of a window's key per request id already counted: each request counts at most once per window. The
+keys live as long as the window's counts (they expire with it), so they are bounded by the requests a window sees;
+a republished copy adds none."""
 
 spec("qa.facts", FactsRecord)
 spec("ops.alerts", FallbackRateAlert)
@@ -84,6 +90,10 @@ async def fallback_window(stream):
         tick = _checked(FallbackTick, event.value)
         if tick is None:
             continue
+        seen = SEEN + tick.request_id  # a republished sealed record (or tick) is the same request: counted once
+        if window_counts[seen].current():
+            continue
+        window_counts[seen] = 1
         window_counts[ANSWERABLE] += 1
         if tick.fallback_used:
             window_counts[FALLBACK] += 1

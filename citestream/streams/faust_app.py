@@ -15,6 +15,7 @@ from typing import cast
 
 import faust
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 from sqlalchemy.exc import OperationalError
 
 from .. import metrics
@@ -250,6 +251,10 @@ class StageAgent:
             payload = deps.sealer.payload(step.out_model.model_validate(out.model_dump()))
         except ValidationError as exc:
             await self.reject_output(event, record, deps, "OUTPUT_CONTRACT", contract_errors(exc))
+            return False
+        except PydanticSerializationError as exc:  # valid, yet not JSON (a lone surrogate in free-form data)
+            await self.reject_output(event, record, deps, "OUTPUT_CONTRACT",
+                                     f"the output cannot be serialized: {exception_reason(exc)}")
             return False
         if len(payload) > self.sink_spec.max_bytes:
             await self.reject_output(event, record, deps, "OUTPUT_TOO_LARGE",

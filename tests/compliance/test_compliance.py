@@ -237,3 +237,38 @@ def test_llm_report_breaking_a_rule_raises_with_that_rule(fake_llm):
         compliance_report(_llm_request("scenario-hallucinated", VALID_CONSTRAINTS), "pv", backend)
     with pytest.raises(ReportInvalid, match="not a JSON report"):
         compliance_report(_llm_request("scenario-prose", VALID_CONSTRAINTS), "pv", backend)
+
+
+def test_llm_reply_with_a_lone_surrogate_is_a_malformed_report_not_a_record(fake_llm):
+    """N4: a ``\\ud800`` escape passed the schema and the rules, then the record could not be sealed (no fate). It
+    is now refused as a malformed reply (REPORT_INVALID, as a reply that is not JSON); a paired escape is text."""
+    lone = copy.deepcopy(VALID)
+    lone["findings"][0]["message"] = "cheap \ud800 trick"
+    fake_llm.replies["scenario-lone-surrogate"] = json.dumps(lone)  # sent as the escape \ud800
+    paired = copy.deepcopy(VALID)
+    paired["findings"][0]["message"] = "an emoji \U0001F600 is fine"
+    fake_llm.replies["scenario-paired-surrogates"] = json.dumps(paired)  # sent as \ud83d\ude00
+    backend = lambda: OpenAIBackend(fake_llm.base_url, "fake-qa", timeout_s=5)  # noqa: E731
+    with pytest.raises(ReportInvalid, match="lone surrogate"):
+        compliance_report(_llm_request("scenario-lone-surrogate", VALID_CONSTRAINTS), "pv", backend)
+    record = compliance_report(_llm_request("scenario-paired-surrogates", VALID_CONSTRAINTS), "pv", backend)
+    assert record.report["findings"][0]["message"] == "an emoji \U0001F600 is fine"
+    assert json.loads(record.model_dump_json())["report"]["findings"][0]["message"].endswith("is fine")
+
+
+def test_llm_reply_over_the_reply_cap_is_a_failed_call_not_read(fake_llm):
+    """N4: the reply cap of the other LLM paths (``MAX_REPLY_CHARS``, the R3 wrapper) holds for the evaluator: a
+    longer reply, even valid JSON, is never parsed; the call fails (the agent dead-letters it as STAGE_ERROR)."""
+    from citestream.core.bounds import MAX_REPLY_CHARS
+    from citestream.llm import LLMError
+
+    padded = json.dumps(VALID) + " " * MAX_REPLY_CHARS  # valid JSON, trailing whitespace past the cap
+    fake_llm.replies["scenario-over-cap"] = padded
+    fake_llm.replies["scenario-at-cap"] = json.dumps(VALID).ljust(MAX_REPLY_CHARS)
+    backend = lambda: OpenAIBackend(fake_llm.base_url, "fake-qa", timeout_s=5)  # noqa: E731
+    asked = len(fake_llm.requests)
+    with pytest.raises(LLMError, match=f"more than the {MAX_REPLY_CHARS}"):
+        compliance_report(_llm_request("scenario-over-cap", VALID_CONSTRAINTS), "pv", backend)
+    assert len(fake_llm.requests) == asked + 1  # one call: a reply over the cap is permanent, not retried
+    at_cap = compliance_report(_llm_request("scenario-at-cap", VALID_CONSTRAINTS), "pv", backend)
+    assert at_cap.report["gate"] == "pass"  # the cap itself is read

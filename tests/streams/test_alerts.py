@@ -151,3 +151,66 @@ def test_fallback_rate_over_the_line_emits_one_alert_per_window(topics, database
         assert 5 <= alert.answerable_count <= 30 and 1 <= alert.fallback_count <= 10
         assert alert.window_end.timestamp() - alert.window_start.timestamp() == pytest.approx(window_s, abs=1)
         assert alert.window_start.timestamp() <= time.time()
+
+
+async def _produce_copies(settings, record: FactsRecord, copies: int) -> None:
+    """One worker-sealed record, published ``copies`` times byte for byte (what a local user can replay)."""
+    from aiokafka import AIOKafkaProducer
+
+    from citestream.sealing import RecordSealer
+
+    value = RecordSealer.from_file(settings.record_key_path, create=True).payload(record)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all")
+    await producer.start()
+    try:
+        for _ in range(copies):
+            await producer.send(settings.topic("qa.facts"), key=record.request_id.encode(), value=value)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+def _ticks(settings, topic: str, at_least: int, timeout_s: float = 60) -> None:
+    """Wait until the repartition topic holds ``at_least`` ticks, then give the window agent a moment."""
+    deadline = time.monotonic() + timeout_s
+    while len(asyncio.run(_read_all(settings, topic))) < at_least and time.monotonic() < deadline:
+        time.sleep(1)
+    time.sleep(5)
+
+
+@pytest.mark.e2e
+def test_a_republished_sealed_record_counts_once_per_window(topics, database, settings, tmp_path):
+    """N5: copies of one sealed ``qa.facts`` record neither dilute the rate (answerable copies) nor raise a false
+    alert (fallback copies): the window counts each request id once."""
+    window_s = 7 * 24 * 3600  # a week-long window: the run does not straddle its edge
+    prefix = f"{settings.topic_prefix}alerts-{uuid.uuid4().hex[:8]}."
+    settings = settings.model_copy(update={"topic_prefix": prefix})
+    create_topics(settings.bootstrap_servers, prefix)
+    app_id = f"citestream-retr-alerts-{uuid.uuid4().hex[:8]}"
+    regrouped = f"{app_id}-{settings.topic('qa.facts')}-fallback-rate-repartition"
+    env = {"CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": app_id,
+           "CITESTREAM_FALLBACK_ALERT_WINDOW_S": str(window_s), "CITESTREAM_FALLBACK_ALERT_MIN_ANSWERABLE": "5"}
+    started = time.time()
+    worker = WorkerProcess(tmp_path / "worker.log", env=env)
+    try:
+        worker.wait_ready(timeout_s=300)
+        # 20 answerable requests, one of them published 11 times: 20 answerable, not 30.
+        answerable = [_facts(True, False) for _ in range(20)]
+        asyncio.run(_produce(settings, answerable[1:]))
+        asyncio.run(_produce_copies(settings, answerable[0], 11))
+        _ticks(settings, regrouped, 30)
+        # One fallback request published 10 times: 1 / 21 (no alert), not 10 / 40 = 0.25.
+        asyncio.run(_produce_copies(settings, _facts(True, True), 10))
+        _ticks(settings, regrouped, 40)
+        assert not _alerts_since(settings, started), "copies of one sealed record raised the fallback alert"
+        # Three more fallback requests: 4 / 24 = 0.167 > 0.15, the first rate over the line counted once each.
+        asyncio.run(_produce(settings, [_facts(True, True) for _ in range(3)]))
+        deadline = time.monotonic() + 90
+        alerts: list[FallbackRateAlert] = []
+        while time.monotonic() < deadline and not alerts:
+            time.sleep(2)
+            alerts = _alerts_since(settings, started)
+        assert alerts, f"no alert; worker log:\n{worker.log_path.read_text()[-3000:]}"
+    finally:
+        worker.stop()
+    assert [(a.answerable_count, a.fallback_count) for a in alerts] == [(24, 4)]
