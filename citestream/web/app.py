@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import uuid
 from collections.abc import Iterator
 from importlib.resources import files
@@ -19,6 +20,7 @@ from string import Template
 from typing import BinaryIO
 from urllib.parse import unquote
 
+import anyio
 from pydantic import TypeAdapter, ValidationError
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
@@ -56,6 +58,7 @@ PAGES = {"/": ("ask", "Ask"), "/live": ("live", "Live"), "/documents": ("documen
 SCOPES = ("MIXED", "FDA", "EMA", "ICH", "SOPS")
 KEEPALIVE_S = 15
 _PDF_JOBS_EACH = "this address already waits for the page images it may"
+log = logging.getLogger("citestream.web")
 
 
 def render_page(name: str, title: str) -> str:
@@ -115,14 +118,35 @@ class _Stream(EventSourceResponse):
             self.release()
 
 
+class _Stalled(Exception):
+    """A download's client took no chunk within the deadline."""
+
+
 class _Download(StreamingResponse):
     """A PDF sent in chunks from its one opened file (``render.SourceFile``), which is closed and whose download
-    slots are given back however the sending ends (read through, the client gone, the file changed meanwhile)."""
+    slots are given back however the sending ends (read through, the client gone, the file changed meanwhile, or
+    a chunk its client did not take within ``deadline_s``).
 
-    def __init__(self, source: render.SourceFile, release, headers: dict[str, str]):
+    The deadline is per chunk: a live connection whose client stops reading never says it is gone, and the
+    server's send waits for it to read with no end, so without one, four addresses holding downloads they never
+    read kept every visitor from ``/api/pdfs`` (review after issue 54, N2)."""
+
+    def __init__(self, source: render.SourceFile, release, headers: dict[str, str], deadline_s: float):
         super().__init__(source.chunks(), media_type="application/pdf",
                          headers={**headers, "content-length": str(source.size)})
-        self.source, self.release = source, release
+        self.source, self.release, self.deadline_s = source, release, deadline_s
+
+    async def stream_response(self, send) -> None:
+        async def within_deadline(message) -> None:
+            try:
+                with anyio.fail_after(self.deadline_s):
+                    await send(message)
+            except TimeoutError:
+                raise _Stalled from None
+        try:
+            await super().stream_response(within_deadline)
+        except _Stalled:  # ended here: uvicorn closes the connection of a response left incomplete
+            log.info("a PDF download was ended: its client took no chunk for %g s", self.deadline_s)
 
     async def __call__(self, scope, receive, send) -> None:
         try:
@@ -385,9 +409,13 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         except render.PageUnavailable as exc:
             release()
             return _error(404, str(exc))
+        except BaseException:  # an I/O error while the file is checked, or the request cancelled meanwhile
+            release()
+            raise
         name = "".join(c for c in doc.pdf if c.isalnum() or c in "._-") or "document.pdf"
         return _Download(source, release, headers={"content-disposition": f'inline; filename="{name}"',
-                                                   "cache-control": "private, max-age=3600"})
+                                                   "cache-control": "private, max-age=3600"},
+                         deadline_s=web.pdf_send_deadline_s)
 
     routes: list[BaseRoute] = [Route(path, page(name, title)) for path, (name, title) in PAGES.items()]
     routes += [

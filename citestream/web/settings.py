@@ -64,6 +64,10 @@ class WebSettings(BaseSettings):
     pdf_downloads: int = Field(
         16, ge=1, description="PDF files (/api/pdfs) being sent at once, all clients (each holds an open file and a "
                               "socket until its client has read it); more get 503")
+    pdf_send_deadline_s: float = Field(
+        30.0, gt=0, description="Seconds a PDF download (/api/pdfs) may wait for its client to take each chunk (64 "
+                                "KiB); past them the download is ended and its slots given back, so clients that "
+                                "stop reading cannot hold the page's downloads")
     boxes_kept: int = Field(2048, ge=0, description="Chunks whose highlight boxes are kept in memory")
     trusted_proxies: str = Field(
         "", description="Addresses of reverse proxies whose X-Forwarded-For names the visitor (comma-separated); "

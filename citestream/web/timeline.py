@@ -94,11 +94,25 @@ def _entry(topic: str, message, trust: PageTrust, request_id: str) -> dict:
         entry["not_authentic"] = trust.problem(record)
         entry["authentic"] = entry["not_authentic"] is None
     _not_this_request(entry, record, request_id)
-    trace = record.get("trace")
+    shown = _escaped(record)  # after the seal's check, which is of the record as it is
+    trace = shown.get("trace")
     if not isinstance(trace, list):
         trace = []
-    return {**entry, "readable": True, "summary": record_summary(record),
-            "trace": [t for t in trace if isinstance(t, dict)][:20], "json": raw_json(record)}
+    return {**entry, "readable": True, "summary": record_summary(shown),
+            "trace": [t for t in trace if isinstance(t, dict)][:20], "json": raw_json(shown)}
+
+
+def _escaped(value):
+    """``value`` with every lone surrogate in its strings and names written as its escape (``\\ud800``): strict JSON
+    lets ``"\\ud800"`` through, and the answer, which is UTF-8, could not be sent (a 500: review after issue 54,
+    N1). Decoded JSON is at most ``MAX_JSON_DEPTH`` deep, so the recursion is bounded."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    return value
 
 
 def _not_this_request(entry: dict, record: dict, request_id: str) -> None:
@@ -108,7 +122,7 @@ def _not_this_request(entry: dict, record: dict, request_id: str) -> None:
     named = record.get("request_id")
     if named == request_id:
         return
-    shown = printable(named.encode(), 128) if isinstance(named, str) else "(none)"
+    shown = printable(named.encode("utf-8", "backslashreplace"), 128) if isinstance(named, str) else "(none)"
     entry["foreign"] = shown
     if entry["authentic"]:
         entry["authentic"] = False

@@ -12,6 +12,7 @@ cache and uploads), reading the stack's record key and the app role's passfile.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -60,15 +61,21 @@ def local(page, n: int, **kw) -> httpx.Client:
                         transport=httpx.HTTPTransport(local_address=f"127.0.0.{n}"), **kw)
 
 
+def _page_env(web_stack, state: Path, **budgets: str) -> dict[str, str]:
+    """A second page's environment on the stack: these budgets, a state folder of its own, the stack's record key
+    and the page role's passfile."""
+    shared = get_settings()
+    database = web_stack.database_url.rsplit("/", 1)[1]
+    return {**web_stack.env, **BUDGETS, **budgets, "CITESTREAM_STATE_DIR": str(state),
+            "CITESTREAM_RECORD_PUBLIC_KEY_FILE": str(shared.record_public_key_path),
+            "CITESTREAM_PAGE_DATABASE_URL": f"postgresql://{shared.page_db_user}@127.0.0.1:{shared.pg_port}/{database}"
+                                            f"?passfile={shared.pgpass_file(shared.page_db_user)}"}
+
+
 @pytest.fixture(scope="module")
 def page(web_stack, tmp_path_factory):
     state = tmp_path_factory.mktemp("budget-page-state")
-    shared = get_settings()
-    database = web_stack.database_url.rsplit("/", 1)[1]
-    env = {**web_stack.env, **BUDGETS, "CITESTREAM_STATE_DIR": str(state),
-           "CITESTREAM_RECORD_PUBLIC_KEY_FILE": str(shared.record_public_key_path),
-           "CITESTREAM_PAGE_DATABASE_URL": f"postgresql://{shared.page_db_user}@127.0.0.1:{shared.pg_port}/{database}"
-                                           f"?passfile={shared.pgpass_file(shared.page_db_user)}"}
+    env = _page_env(web_stack, state)
     web = WebProcess(tmp_path_factory.mktemp("budget-page") / "web.log", free_port(28480), env)
     web.wait_ready()
     web.state = state
@@ -357,6 +364,64 @@ def test_pdf_downloads_are_streamed_and_one_visitor_holds_at_most_its_share(page
         while (again := later.get(url)).status_code != 200 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert again.content == expected and again.headers["content-length"] == str(len(expected))
+
+
+def test_a_pdf_download_its_client_stops_reading_is_ended_and_its_slots_given_back(web_stack, embedder, tmp_path):
+    """Review after issue 54, N2: a visitor that stopped reading a download held its slots for as long as it kept
+    the connection open (the send waited for it with no end), so four addresses could keep every visitor from
+    /api/pdfs. Now each chunk has ``CITESTREAM_UI_PDF_SEND_DEADLINE_S`` (1 s here) to be taken: past it the download
+    is ended, cut short, and the page's one download slot serves the next visitor."""
+    pdf = _big_pdf(tmp_path / f"Stalled_{uuid.uuid4().hex[:6]}.pdf", 24)
+    ingest_pdfs(web_stack.database_url, [pdf], embedder)
+    url, expected = f"/api/pdfs/{pdf.stem}.pdf", pdf.read_bytes()
+    (tmp_path / "state").mkdir()
+    env = _page_env(web_stack, tmp_path / "state", CITESTREAM_UI_PDF_DOWNLOADS="1",
+                    CITESTREAM_UI_PDF_DOWNLOADS_PER_CLIENT="1", CITESTREAM_UI_PDF_SEND_DEADLINE_S="1")
+    web = WebProcess(tmp_path / "web.log", free_port(28580), env)
+    try:
+        web.wait_ready()
+        with visitor(web, 60, timeout=httpx.Timeout(10, read=60)) as stalled, visitor(web, 61) as next_one, \
+                stalled.stream("GET", url) as held:  # headers read, the body never
+            assert held.status_code == 200
+            started = time.monotonic()
+            assert next_one.get(url).status_code == 503  # the page's one download is held
+            while (health := next_one.get("/healthz").json())["pdf_downloads"]["open"] and \
+                    time.monotonic() - started < 20:
+                time.sleep(0.2)
+            assert health["pdf_downloads"]["open"] == 0, "the stalled download still holds its slot"
+            assert time.monotonic() - started < 8  # within about the deadline, once the sockets are full
+            served = next_one.get(url)
+            assert served.status_code == 200 and served.content == expected
+            with pytest.raises(httpx.RemoteProtocolError):  # the stalled one was cut short, never sent whole
+                held.read()
+    finally:
+        web.stop()
+
+
+def test_a_download_whose_check_fails_unexpectedly_gives_its_slots_back(monkeypatch):
+    """Review after issue 54, M2's residual: an error other than ``PageUnavailable`` while the file was checked (an
+    I/O error while hashing) kept both of the download's slots for good. Now they are given back."""
+    from citestream.web import app as web_app
+    from citestream.web.queries import DocumentInfo
+
+    doc = DocumentInfo(doc_id="Broken", pdf="Broken.pdf", title="Broken", authority="MIXED", pages=1, chunks=1,
+                       index_version="idx", ingested_at="", source="/nowhere/Broken.pdf", content_sha256="0" * 64,
+                       origin="cli")
+
+    def unreadable(_doc):
+        raise OSError("I/O error while hashing")
+
+    monkeypatch.setattr(web_app.queries, "get_document", lambda engine, doc_id: doc)
+    monkeypatch.setattr(web_app.render, "open_source", unreadable)
+    page_app = web_app.create_app(web=WebSettings(pdf_downloads=1, pdf_downloads_per_client=1))
+
+    async def tries() -> list[int]:  # in process, no lifespan: the bridge is not needed here
+        transport = httpx.ASGITransport(page_app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            codes = [(await client.get("/api/pdfs/Broken.pdf")).status_code for _ in range(3)]
+            return [*codes, (await client.get("/healthz")).json()["pdf_downloads"]["open"]]
+
+    assert asyncio.run(tries()) == [500, 500, 500, 0]  # one slot for the page: each attempt got it back
 
 
 def test_a_pdf_changed_while_it_is_sent_is_cut_short(tmp_path):

@@ -329,6 +329,22 @@ def test_a_sealed_answer_replayed_under_another_key_is_not_that_requests_in_its_
     assert own["authentic"] is True and own["not_authentic"] is None  # its own request's timeline still trusts it
 
 
+def test_a_record_naming_a_lone_surrogate_gets_its_reason_in_the_timeline_not_a_500(http, web_stack):
+    """Review after issue 54, N1: strict JSON lets a lone surrogate (``"\\ud800"``) through, and a record whose body
+    named one as its request_id made the request's timeline a 500 (UTF-8 cannot encode it), for as long as the
+    record was in the window. Now the entry says it names another request, the surrogate written as its escape;
+    one in any other field or name is shown escaped too."""
+    rid = new_request_id("surrogate")
+    publish_raw(web_stack.settings, "questions", rid.encode(),
+                b'{"request_id": "\\ud800", "question": "x\\udc00", "\\ud801": 1, '
+                b'"trace": [{"stage": "\\udbff"}]}')
+    [entry] = [r for r in _timeline(http, rid)["records"] if r["topic"] == "questions"]
+    assert entry["readable"] is True and entry["foreign"] == "\\ud800", entry
+    assert entry["not_authentic"] == "its body names request \\ud800, not this request"
+    assert entry["summary"] == {"question": "x\\udc00", "\\ud801": 1}
+    assert entry["trace"] == [{"stage": "\\udbff"}] and "\\udbff" in entry["json"]
+
+
 def test_a_sealed_answer_to_another_question_is_not_shown_for_a_question_the_page_sent(http, web_stack):
     """Issue 54 M4, on the server: a worker's sealed answer carrying the request id of a question the page sent, but
     another question or scope (a publisher's question admitted first under that id), is never kept or sent to a
