@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 from ..llm import LLMBackend
+from ..models.common import request_digest
 from ..models.compliance import ComplianceReportRecord, ComplianceRequest
 from .llm_evaluator import llm_report
 from .rule_evaluator import Relatedness, classify, lexical_relatedness
@@ -18,7 +19,8 @@ OFFLINE_MODEL = "offline-evaluator-v1"
 def compliance_report(request: ComplianceRequest, policy_version: str,
                       llm: Callable[[], LLMBackend] | None = None,
                       relatedness: Relatedness = lexical_relatedness) -> ComplianceReportRecord:
-    """Every report is validated against the request's constraints before it leaves; ReportInvalid otherwise."""
+    """Every report is validated against the request's constraints before it leaves; ReportInvalid otherwise. The
+    record carries ``request_digest``: the report names neither the document nor the constraint texts (N-M2)."""
     policy_version = request.policy_version or policy_version
     if request.evaluator == "llm":
         if llm is None:
@@ -34,7 +36,7 @@ def compliance_report(request: ComplianceRequest, policy_version: str,
                               policy_version=policy_version, latency_ms=(time.monotonic() - started) * 1000)
     validate_report(report, request.constraints)
     return ComplianceReportRecord(**request.carry(policy_version=policy_version), report=report,
-                                  evaluator=request.evaluator)
+                                  evaluator=request.evaluator, request_digest=request_digest(request))
 
 
 def embedding_relatedness(embedder) -> Relatedness:

@@ -3,7 +3,7 @@
 from .answer import AnswerSentence, ValidatedAnswer
 from .assembly import AnswerBundle, PromptBuildResult, PromptRecord, RetrievalResult, SelectedEvidence
 from ..core.texts import REFUSAL_TEXT
-from .common import SCHEMA_VERSION, Contract, Envelope, NoAnswer, QuestionReading, StageTiming
+from .common import SCHEMA_VERSION, Contract, Envelope, NoAnswer, QuestionReading, StageTiming, request_digest
 from .compliance import BoundConstraint, ComplianceReportRecord, ComplianceRequest
 from .filtering import RelevantFactsRecord
 from .generation import GenerationRecord, LLMExecutionResult
@@ -20,5 +20,5 @@ __all__ = [
     "GenerationRecord", "GroundingPack", "IngestRequest", "IngestResult", "InlineDocument", "LLMExecutionResult",
     "NoAnswer", "PromptBuildResult", "PromptRecord", "QuestionEvent", "QuestionReading", "REFUSAL_TEXT",
     "RelevantFactsRecord", "RelevanceTrace", "RetrievalResult", "RetrievalTrace", "SCHEMA_VERSION",
-    "SelectedEvidence", "StageTiming", "ValidatedAnswer",
+    "SelectedEvidence", "StageTiming", "ValidatedAnswer", "request_digest",
 ]

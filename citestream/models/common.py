@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import datetime, UTC
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -147,3 +148,28 @@ class Sealed(Contract):
 
 InputTrace = Annotated[list[StageTiming], Field(max_length=MAX_INPUT_TRACE_STAGES)]
 """The trace a publisher may send on an input topic: short, so every stage after it still fits the bound."""
+
+
+Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class Asked(Protocol):
+    """A request that can say what it asked: the fields its result depends on, as JSON values."""
+
+    def asked(self) -> dict[str, Any]: ...
+
+
+def request_digest(request: Asked) -> str:
+    """sha256 (hex) of the canonical JSON of what ``request`` asked (keys sorted, no spaces, UTF-8). The worker
+    seals it into the result and a consumer computes it from the request it sent: equal, the result answers that
+    request, not another one published under the same request id (review54b, N-M2)."""
+    text = json.dumps(request.asked(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class BoundToRequest(Contract):
+    """A sealed result that names what it answers, since the seal covers the body and not the Kafka key."""
+
+    request_digest: Digest | None = Field(
+        None, description="request_digest() of the request this result answers (citestream.models.request_digest): "
+                          "sha256 of the canonical JSON of what was asked; compare it with your own request's")

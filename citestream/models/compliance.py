@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from .common import Contract, Envelope, InputTrace, Name, Sealed
+from .common import BoundToRequest, Contract, Envelope, InputTrace, Name, Sealed
 from .limits import (
     MAX_CLAIM_CHARS, MAX_CONSTRAINTS, MAX_DOCUMENT_KEY_CHARS, MAX_DOCUMENT_LEAF_CHARS, MAX_DOCUMENT_LEAVES,
     MAX_NAME_CHARS,
@@ -58,8 +58,13 @@ class ComplianceRequest(Envelope):
         _check_strings(document, [0])
         return document
 
+    def asked(self) -> dict[str, Any]:
+        """What the report depends on (``request_digest``): the document and its constraints, texts included (the
+        spec's report holds neither, so a report alone cannot say which document it judged)."""
+        return self.model_dump(mode="json", include={"document", "constraints"})
 
-class ComplianceReportRecord(Envelope, Sealed):
+
+class ComplianceReportRecord(Envelope, Sealed, BoundToRequest):
     """Key: ``request_id``. ``report`` has passed the qa_semantic_compliance_output.v1 validator."""
 
     policy_version: Name | None = None

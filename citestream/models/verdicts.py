@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from .agent import AgentError, AgentStatus
-from .common import Contract, Envelope, InputTrace, Name, Scope, Sealed
+from .common import BoundToRequest, Contract, Envelope, InputTrace, Name, Scope, Sealed
 from .limits import MAX_CLAIM_CHARS, MAX_CLAIMS, MAX_NAME_CHARS, MAX_QUERY_CHARS, TopK
 from .retrieval import GroundingPack
 
@@ -28,6 +28,10 @@ class ClaimVerifyRequest(Envelope):
     scope: Scope = "MIXED"
     topK: TopK = Field(8, description="Any integer (or integer string), clamped to [1, 100] (rag-loop-acceptance §4.5)")
 
+    def asked(self) -> dict[str, Any]:
+        """What the verdicts depend on (``request_digest``): the claims and the pack given, or the query to find one."""
+        return self.model_dump(mode="json", include={"claims", "grounding", "query", "scope", "topK"})
+
 
 class EvidenceRef(Contract):
     chunkId: str
@@ -47,9 +51,15 @@ class VerifyOutputs(Contract):
     overallPass: bool
 
 
-class ClaimVerifyResult(Envelope, Sealed):
+GroundingSource = Literal["retrieved", "request"]
+
+
+class ClaimVerifyResult(Envelope, Sealed, BoundToRequest):
     policy_version: Name | None = None
     status: AgentStatus
     outputs: VerifyOutputs
     grounding: GroundingPack | None = None
+    grounding_source: GroundingSource | None = Field(None, description=(
+        "Where `grounding` came from: `retrieved` from the worker's index (`index_version` is the worker's), or "
+        "`request`: the publisher's own pack, checked against nothing (`index_version` is then empty). None: no pack"))
     error: AgentError | None = None

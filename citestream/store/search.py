@@ -225,10 +225,13 @@ class ChunkSearch:
         return found
 
     def document_names(self, doc_ids: list[str]) -> dict[str, tuple[str, str]]:
-        """(title, issuer) of each of ``doc_ids`` that is stored: how a claim may name a passage's document."""
+        """(title, issuer) of each of ``doc_ids`` that is stored: how a claim may name a passage's document. An
+        upload's or inline text's issuer is empty: a label anyone may write is never a regulator's name to the
+        verifier ("the MHRA guidance requires ..."; review54b, N6), as it is never a scope (``issuer_counts``)."""
         if not doc_ids:
             return {}
-        sql = text("SELECT doc_id, title, issuer FROM documents WHERE doc_id = ANY(:ids)")
+        sql = text(f"SELECT doc_id, title, CASE WHEN {issuer_counts()} THEN issuer ELSE '' END FROM documents "
+                   "WHERE doc_id = ANY(:ids)")
         with self._connect() as conn:
             return {r[0]: (r[1] or "", r[2] or "") for r in conn.execute(sql, {"ids": sorted(set(doc_ids))})}
 

@@ -15,6 +15,11 @@ naming another document is ``unclear``.
 
 Codes with digits come from the file name and the section heading only, never from the title, which is read from the
 first page and can be wrong ("ICH E10" for Q9): a title contributes words and acronyms.
+
+A regulator's name ("MHRA", "FDA"; ``core.regulators``) names the document only as its issuer, never as a word or an
+acronym of its file name or title: an upload's or inline text's issuer is left empty (``store.search.document_names``),
+so an upload whose cover reads "Medicines and Healthcare products Regulatory Agency" is no MHRA document to a claim
+(review54b, N6).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..core.regulators import canonical
 from ..core.text_units import STOPWORDS, normalize, stem
 from .terms import Term, _acronym_in
 
@@ -119,11 +125,7 @@ def mentions(claim: str, name: DocumentName) -> list[Mention]:
         if run and _BREAK.search(claim, last, m.start()):
             close()
         token = _clean(m.group(0))
-        low = normalize(token)
-        key = stem(low)
-        fits = (name.is_code(token) or key in name.words or key in name.labels or key in _NOUN_KEYS
-                or (low in _LINKS and bool(run)) or (_PURE_NUMBER.match(low) is not None and low in name.numbers))
-        if fits:
+        if _fits(token, name, bool(run)):
             run.append(m)
         elif token[:1].isupper() and run and not _BREAK.search(claim, last, m.start()):
             run.clear()  # the run goes on into another name: "the PIC/S GDP Guide" is not the GDP aide-memoire
@@ -132,6 +134,16 @@ def mentions(claim: str, name: DocumentName) -> list[Mention]:
         last = m.end()
     close()
     return out
+
+
+def _fits(token: str, name: DocumentName, in_run: bool) -> bool:
+    """Whether ``token`` may be part of a mention of ``name`` (a link word only inside a run)."""
+    low = normalize(token)
+    key = stem(low)
+    if canonical(token) is not None:  # who issued it is read from the issuer alone, never from its file or title
+        return key in name.labels
+    return (name.is_code(token) or key in name.words or key in name.labels or key in _NOUN_KEYS
+            or (low in _LINKS and in_run) or (_PURE_NUMBER.match(low) is not None and low in name.numbers))
 
 
 def _clean(token: str) -> str:

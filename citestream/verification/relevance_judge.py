@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from ..core.clauses import SELF_REFERENCES, subject_qualifiers
 from ..models.retrieval import GroundingChunk, GroundingPack
 from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
+from ..core.regulators import canonical
 from ..core.text_units import file_name_words, sentence_units, stem, words
 from .documents import DocumentName, Mention, mentions, without
 from .checks import direction_conflict, exception_conflict, negated_where, restrictor_conflict, swapped_roles
@@ -161,6 +162,10 @@ def _document(chunk: GroundingChunk) -> DocumentName:
 
 def _document_name(chunk: GroundingChunk) -> str:
     """How a claim may name the document a sentence comes from: its file name's words and its authority. A
-    sentence several documents of the pack state word for word is read once, with every one of their names."""
+    sentence several documents of the pack state word for word is read once, with every one of their names. A
+    regulator's name in the file name counts only when it is the document's issuer or authority: an upload saved as
+    "mhra-rinsing.pdf" is not the MHRA's (review54b, N6)."""
     meta = chunk.metadata
-    return f"{file_name_words(str(meta.get('pdf') or ''))} {meta.get('authority') or ''}"
+    issued = {canonical(str(meta.get(k) or "")) for k in ("issuer", "authority")} - {None}
+    kept = [w for w in file_name_words(str(meta.get("pdf") or "")).split() if canonical(w) in issued | {None}]
+    return f"{' '.join(kept)} {meta.get('authority') or ''}"

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..models.agent import AgentError
+from ..models.common import request_digest
 from ..models.retrieval import GroundingPack
-from ..models.verdicts import ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult, VerifyOutputs
+from ..models.verdicts import (
+    Claim, ClaimVerdict, ClaimVerifyRequest, ClaimVerifyResult, GroundingSource, VerifyOutputs,
+)
 from .judge import ClaimJudge
 
 PackForQuery = Callable[[str, str, int], tuple[GroundingPack | None, AgentError | None]]
@@ -39,26 +42,41 @@ def fail_closed(verdict: ClaimVerdict, pack: GroundingPack | None) -> ClaimVerdi
 
 def verify_claims(request: ClaimVerifyRequest, judge: ClaimJudge, pack_for_query: PackForQuery,
                   policy_version: str, index_version: str | None = None) -> ClaimVerifyResult:
-    error = None
-    pack = request.grounding
-    if pack is None and request.query is not None:
-        if request.query.strip():
-            pack, error = pack_for_query(request.query, request.scope, request.topK)
-        else:
-            error = AgentError(code="VALIDATION_ERROR", message="inputs.query is empty")
-    verdicts = []
-    for claim in request.claims:
-        if pack is None or not pack.chunks:
-            verdict = ClaimVerdict(claimId=claim.id, claim=claim.text, verdict="unclear",
-                                   rationale="no grounding pack (or an empty one): fail closed")
-        else:
-            verdict = fail_closed(judge.judge(claim, pack), pack)
-        verdicts.append(verdict)
+    """One verdict per claim, sealed with where the pack came from and what was asked (review54b, N-M1, N-M2)."""
+    pack, error = _grounding(request, pack_for_query)
+    verdicts = [_verdict(claim, pack, judge) for claim in request.claims]
+    grounding_source = _source(request, pack)
     return ClaimVerifyResult(
         **request.carry(policy_version=request.policy_version or policy_version,
-                        index_version=request.index_version or index_version),
+                        index_version=index_version if grounding_source == "retrieved" else None),
         status="error" if error else "ok",
         outputs=VerifyOutputs(claim_verdicts=verdicts, overallPass=all(v.verdict == "pass" for v in verdicts)),
         grounding=pack,
+        grounding_source=grounding_source,
+        request_digest=request_digest(request),
         error=error,
     )
+
+
+def _grounding(request: ClaimVerifyRequest,
+               pack_for_query: PackForQuery) -> tuple[GroundingPack | None, AgentError | None]:
+    """The pack given, or the one retrieved for the query (an empty query is a validation error)."""
+    if request.grounding is not None or request.query is None:
+        return request.grounding, None
+    if not request.query.strip():
+        return None, AgentError(code="VALIDATION_ERROR", message="inputs.query is empty")
+    return pack_for_query(request.query, request.scope, request.topK)
+
+
+def _source(request: ClaimVerifyRequest, pack: GroundingPack | None) -> GroundingSource | None:
+    """A publisher's pack is named as such, and never sealed with an index version: nothing checked it against one."""
+    if request.grounding is not None:
+        return "request"
+    return "retrieved" if pack is not None else None
+
+
+def _verdict(claim: Claim, pack: GroundingPack | None, judge: ClaimJudge) -> ClaimVerdict:
+    if pack is None or not pack.chunks:
+        return ClaimVerdict(claimId=claim.id, claim=claim.text, verdict="unclear",
+                            rationale="no grounding pack (or an empty one): fail closed")
+    return fail_closed(judge.judge(claim, pack), pack)

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from citestream.ops.client import publish_and_collect, read_topic
+from citestream.ops.client import ReplyReader, publish_and_collect, read_topic
 from citestream.config import Settings
-from citestream.models import ComplianceRequest
+from citestream.models import ComplianceRequest, request_digest
 from citestream.models.compliance import BoundConstraint
 from citestream.topics import create_topics
 
 from tests.support.common import WorkerProcess, new_request_id
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.reliability import end_offsets
 
 pytestmark = pytest.mark.e2e
 
@@ -51,6 +52,37 @@ def test_offline_reports_through_kafka(worker):
     assert {(f["code"], tuple(f["evidence_pointers"])) for f in reopened["findings"]} == {
         ("BOUND_REOPENED", ("$.unknowns[0].question",))}
     assert [t.stage for t in replies[reopening.request_id].trace] == ["compliance"]
+
+
+def _sealed_under(settings, topic: str, since: dict[int, int], key: str, count: int, timeout_s: float = 120):
+    """Every record a worker sealed under ``key`` since ``since``, read as a consumer reads them (seal checked),
+    once ``count`` of them are there."""
+    reader, deadline = ReplyReader(settings, topic), time.monotonic() + timeout_s
+    while True:
+        found = [reader.read(r.value) for r in asyncio.run(read_topic(topic, since=since)) if r.key == key.encode()]
+        if len(found) >= count or time.monotonic() > deadline:
+            assert len(found) == count and None not in found and reader.refused == 0
+            return found
+        time.sleep(1)
+
+
+def test_a_sealed_report_binds_to_the_document_and_constraints_it_judged(worker, settings):
+    """Review54b, N-M2: another party's request under the victim's request id, whose document passes where the
+    victim's fails. Both reports are sealed and name the victim's id as ``correlation_id``; only the victim's own
+    carries the digest the victim computes from the document and constraints it sent."""
+    victim = _request(_with_question("Should we consider classroom use instead?"), FOLLOWUP["constraints"])
+    other = ComplianceRequest(request_id=victim.request_id, constraints=victim.constraints,
+                              document=_with_question("How many family members will use the app?"))
+    since = asyncio.run(end_offsets(settings, "compliance.reports"))
+    asyncio.run(publish_and_collect([victim, other], source="compliance.requests", reply="compliance.reports",
+                                    timeout_s=120))
+    sealed = _sealed_under(settings, "compliance.reports", since, victim.request_id, 2)
+
+    assert sorted(r.report["gate"] for r in sealed) == ["fail", "pass"]
+    assert {r.report["correlation_id"] for r in sealed} == {victim.request_id}  # the report alone cannot tell
+    mine = [r.report["gate"] for r in sealed if r.request_digest == request_digest(victim)]
+    assert mine == ["fail"]
+    assert request_digest(other) != request_digest(victim)
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +131,40 @@ def test_llm_reports_are_validated_before_emission_else_dead_lettered(llm_worker
     later, _ = asyncio.run(publish_and_collect([], source="compliance.requests", reply="compliance.reports",
                                                timeout_s=1, settings=llm_settings))
     assert bad.request_id not in later
+
+
+def _letters_for(request_ids: set[str], llm_settings, timeout_s: float = 60) -> dict[str, dict]:
+    """The dead letter of each of ``request_ids`` (waits until all are there or the time is up)."""
+    keys, found, deadline = {r.encode() for r in request_ids}, {}, time.monotonic() + timeout_s
+    while len(found) < len(keys) and time.monotonic() < deadline:
+        found = {m.key.decode(): json.loads(m.value)
+                 for m in asyncio.run(read_topic("qa.deadletter", settings=llm_settings)) if m.key in keys}
+    return found
+
+
+def test_llm_reply_with_a_lone_surrogate_or_over_the_cap_is_dead_lettered(llm_worker):
+    """N4: each reply has a fate. A ``\\ud800`` escape in a report that keeps the schema and the rules is a
+    malformed reply (REPORT_INVALID, as prose is); a reply over the reply cap is a failed call (STAGE_ERROR, as an
+    outage is). Before, the first left the request with neither report nor dead letter, the second was read."""
+    from citestream.core.bounds import MAX_REPLY_CHARS
+
+    fake, llm_settings = llm_worker
+    lone = copy.deepcopy(VALID["report"])
+    lone["findings"][0]["message"] = "injected \ud800"
+    fake.replies["scenario-e2e-surrogate"] = json.dumps(lone)
+    fake.replies["scenario-e2e-over-cap"] = json.dumps(VALID["report"]) + " " * MAX_REPLY_CHARS
+    surrogate = _request({"summary": "scenario-e2e-surrogate"}, VALID["constraints"], evaluator="llm")
+    over_cap = _request({"summary": "scenario-e2e-over-cap"}, VALID["constraints"], evaluator="llm")
+
+    asyncio.run(publish_and_collect([], raw=[(r.request_id.encode(), r.model_dump_json().encode())
+                                             for r in (surrogate, over_cap)],
+                                    source="compliance.requests", reply="compliance.reports", timeout_s=1,
+                                    settings=llm_settings))
+    letters = _letters_for({surrogate.request_id, over_cap.request_id}, llm_settings)
+    assert set(letters) == {surrogate.request_id, over_cap.request_id}, "a reply was neither emitted nor dead-lettered"
+    reports = asyncio.run(read_topic("compliance.reports", settings=llm_settings))
+    assert not [m for m in reports if m.key in {surrogate.request_id.encode(), over_cap.request_id.encode()}]
+    assert letters[surrogate.request_id]["reason_code"] == "REPORT_INVALID"
+    assert "lone surrogate" in letters[surrogate.request_id]["reason"]
+    assert letters[over_cap.request_id]["reason_code"] == "STAGE_ERROR"
+    assert f"more than the {MAX_REPLY_CHARS}" in letters[over_cap.request_id]["reason"]

@@ -5,7 +5,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from citestream.models import DeadLetter, Fact, IngestRequest, QuestionEvent, ValidatedAnswer
+from citestream.models import (
+    ComplianceRequest, DeadLetter, Fact, IngestRequest, QuestionEvent, ValidatedAnswer, request_digest,
+)
 from citestream.topics import REGISTRY
 
 
@@ -80,3 +82,19 @@ def test_schemas_command_writes_one_schema_per_topic(tmp_path):
     assert written == sorted(f"{name}.schema.json" for name in REGISTRY)
     schema = json.loads((tmp_path / "questions.schema.json").read_text())
     assert schema["additionalProperties"] is False and "question" in schema["required"]
+
+
+def test_request_digest_is_what_was_asked_and_nothing_else():
+    """Review54b, N-M2: one function for the worker and the consumer; the same request read back from JSON gives
+    the same digest, a request under the same id with another document or another constraint text another one,
+    and the envelope (trace, versions) none of it."""
+    constraints = [{"id": "no_usb", "kind": "exclusion", "text": "No USB storage devices"}]
+    mine = ComplianceRequest(request_id="team-42", document={"decision": "Ship without USB ports"},
+                             constraints=constraints)
+    again = ComplianceRequest.model_validate(json.loads(mine.model_dump_json()) | {"policy_version": "p"})
+    assert request_digest(again) == request_digest(mine)
+    assert len(request_digest(mine)) == 64
+    other_document = mine.model_copy(update={"document": {"decision": "Ship with USB ports"}})
+    other_text = ComplianceRequest(request_id="team-42", document=mine.document,
+                                   constraints=[constraints[0] | {"text": "No cloud storage"}])
+    assert len({request_digest(r) for r in (mine, other_document, other_text)}) == 3

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from citestream.ops.demo_pdfs import smoke_dataset
 from citestream.llm import OpenAIBackend
-from citestream.models import ClaimVerifyRequest, ClaimVerifyResult
+from citestream.models import ClaimVerifyRequest, ClaimVerifyResult, request_digest
 from citestream.models.agent import AgentError
 from citestream.models.retrieval import GroundingChunk, GroundingPack
 from citestream.models.verdicts import Claim, ClaimVerdict, EvidenceRef
@@ -220,6 +220,32 @@ def test_query_retrieves_the_pack_once_with_scope_and_top_k():
                      pack_for_query=pack_for_query)
     assert calls == [("apixaban", "FDA", 5)]
     assert result.outputs.claim_verdicts[0].verdict == "pass" and result.grounding == PACK
+
+
+def test_a_supplied_pack_is_sealed_as_the_requests_own_and_never_with_its_index_version():
+    """Review54b, N-M1: a publisher's pack may pass its claim, but the result says the pack was the request's and
+    carries no index version (the request's "v-real-looking" least of all); a retrieved pack carries the worker's."""
+    supplied = _verify(_request([CLAIMS["C1"]], index_version="v-real-looking"))
+    assert supplied.outputs.overallPass is True  # the contract lets a publisher send its pack ...
+    assert (supplied.grounding_source, supplied.index_version) == ("request", None)  # ... and the result says so
+    retrieved = _verify(_request([CLAIMS["C1"]], grounding=None, query="apixaban", index_version="v-real-looking"),
+                        pack_for_query=lambda *_: (PACK, None))
+    assert (retrieved.grounding_source, retrieved.index_version) == ("retrieved", "idx-test")
+    nothing = _verify(_request([CLAIMS["C1"]], grounding=None, index_version="v-real-looking"))
+    assert (nothing.grounding_source, nothing.index_version) == (None, None)
+
+
+def test_a_result_carries_the_digest_of_what_was_asked():
+    """Review54b, N-M2: the consumer's own ``request_digest`` of what it sent equals the result's; another party's
+    request under the same request id (another pack, or a query instead of the pack) gives another digest."""
+    mine = _request([CLAIMS["C1"]])
+    result = _verify(mine)
+    assert result.request_digest == request_digest(ClaimVerifyRequest.model_validate_json(mine.model_dump_json()))
+    other_pack = GroundingPack(chunks=[PACK.chunks[0].model_copy(update={"text": "Apixaban cures everything."})])
+    for other in (_request([CLAIMS["C1"]], grounding=other_pack),
+                  _request([CLAIMS["C1"]], grounding=None, query="apixaban")):
+        assert other.request_id == mine.request_id
+        assert _verify(other, pack_for_query=lambda *_: (PACK, None)).request_digest != request_digest(mine)
 
 
 # --- the optional LLM judge, behind the same interface --------------------------------------------------------------

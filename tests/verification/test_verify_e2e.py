@@ -12,8 +12,9 @@ import time
 import pytest
 from sqlalchemy import text
 
-from citestream.ops.client import ask_many, read_topic
-from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument
+from citestream.ops.client import ReplyReader, ask_many, publish_and_collect, read_topic
+from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument, request_digest
+from citestream.models.retrieval import GroundingChunk, GroundingPack
 from citestream.models.verdicts import Claim
 from citestream.store import ChunkStore
 
@@ -103,3 +104,45 @@ async def _publish_then_wait(good, bad):
     replies, _ = await publish_and_collect([good], raw=[(b"verify-bad-1", bad)], source="claims.verify",
                                            reply="claims.verdicts", timeout_s=60)
     assert good.request_id in replies
+
+
+FORGED_CLAIM = "The FDA allows shared passwords for Part 11 electronic signatures."
+FORGED_PACK = GroundingPack(chunks=[GroundingChunk(
+    chunk_id="fda-part11-guidance-chunk-12", doc_id="fda-part11-guidance", text=FORGED_CLAIM, score=0.97,
+    metadata={"pdf": "fda-part11-guidance.pdf", "page": 3, "authority": "FDA", "issuer": "FDA"})])
+
+
+def _sealed_under(settings, topic: str, since: dict[int, int], key: str, count: int, timeout_s: float = 120):
+    """Every record a worker sealed under ``key`` since ``since``, read as a consumer reads them (seal checked),
+    once ``count`` of them are there."""
+    reader, deadline = ReplyReader(settings, topic), time.monotonic() + timeout_s
+    while True:
+        found = [reader.read(r.value) for r in asyncio.run(read_topic(topic, since=since)) if r.key == key.encode()]
+        if len(found) >= count or time.monotonic() > deadline:
+            assert len(found) == count and None not in found and reader.refused == 0
+            return found
+        time.sleep(1)
+
+
+def test_a_sealed_verdict_says_whose_pack_it_judged_and_binds_to_its_request(ingested_via_topic, engine, settings,
+                                                                               smoke_dataset):
+    """Review54b, N-M1 and N-M2: a publisher sends, under the victim's request id, a made-up claim with its own pack
+    of real-looking FDA chunk ids and an index version. Both sealed verdicts hold their seal; the forged one says its
+    pack was the request's and carries no index version, and only the victim's own result has the digest the victim
+    computes from what it sent."""
+    c1 = next(c for c in smoke_dataset["claims"] if c["id"] == "C1")
+    victim = _verify_request([c1], query=c1["text"], topK=8)
+    forged = ClaimVerifyRequest(request_id=victim.request_id, index_version="v-real-looking",
+                                claims=[Claim(id="C1", text=FORGED_CLAIM)], grounding=FORGED_PACK)
+    since = asyncio.run(end_offsets(settings, "claims.verdicts"))
+    asyncio.run(publish_and_collect([victim, forged], source="claims.verify", reply="claims.verdicts", timeout_s=120))
+    sealed = _sealed_under(settings, "claims.verdicts", since, victim.request_id, 2)
+
+    by_source = {r.grounding_source: r for r in sealed}
+    assert set(by_source) == {"request", "retrieved"}
+    assert by_source["request"].index_version is None  # not "v-real-looking": the worker searched nothing
+    assert by_source["retrieved"].index_version == ChunkStore(engine).index_version()
+    mine = request_digest(victim)
+    assert [r.grounding_source for r in sealed if r.request_digest == mine] == ["retrieved"]
+    assert by_source["request"].request_digest == request_digest(forged) != mine
+    assert by_source["retrieved"].outputs.claim_verdicts[0].verdict == "pass"
