@@ -1,15 +1,19 @@
 """An LLM judge behind the same interface as the offline one, held to the same fail-closed rules.
 
 The model answers in JSON; a reply that is not that JSON, or a backend that is
-down, makes the claim ``unclear`` (LIVE mode of rag-loop-acceptance §4.3). A
-``pass`` the model gives is vetoed when the offline checks find a stated
-conflict (numbers, negation, direction, roles) in the evidence it cites.
+down, makes the claim ``unclear`` (LIVE mode of rag-loop-acceptance §4.3); the
+reply is read as generation's is (``core.replies.parse_reply``, at most
+``MAX_REPLY_CHARS``). A quote the model gives that its chunk does not hold is
+dropped with its reference, so a ``pass`` left without evidence fails closed
+(``verify_claims.fail_closed``). A ``pass`` is vetoed when the offline checks
+find a stated conflict (numbers, negation, direction, roles) in the evidence it
+cites.
 """
 
 from __future__ import annotations
 
-import json
-
+from ..core.bounds import MAX_REPLY_CHARS
+from ..core.replies import MalformedReply, parse_reply
 from ..llm import LLMBackend, LLMError, TransientLLMError
 from ..models.retrieval import GroundingPack, GroundingChunk
 from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
@@ -50,22 +54,32 @@ class LLMJudge:
             return _unclear(claim, "no grounding chunks: nothing can support the claim")
         try:
             reply = self.backend.complete(render_prompt(claim, pack))
-            data = json.loads(reply.text)
+            if len(reply.text) > MAX_REPLY_CHARS:
+                return _unclear(claim, f"judge reply longer than the {MAX_REPLY_CHARS} characters read")
+            data = parse_reply(reply.text)
+            if not isinstance(data, dict):
+                raise TypeError("not an object")
             verdict = ClaimVerdict(
                 claimId=claim.id, claim=claim.text, verdict=data["verdict"],
-                evidence=[EvidenceRef(chunkId=str(e["chunkId"]), quote=str(e.get("quote", "")))
-                          for e in data.get("evidence") or []],
+                evidence=_quoted([EvidenceRef(chunkId=str(e["chunkId"]), quote=str(e.get("quote", "")))
+                                  for e in data.get("evidence") or []], pack),
                 rationale=str(data.get("rationale", ""))[:2000],
             )
         except (LLMError, TransientLLMError) as exc:
             return _unclear(claim, f"judge unavailable: {exc}")
-        except (ValueError, KeyError, TypeError) as exc:
+        except (MalformedReply, ValueError, KeyError, TypeError, AttributeError) as exc:
             return _unclear(claim, f"judge reply broke its JSON contract: {type(exc).__name__}")
         if verdict.verdict == "pass":
             veto = _veto(claim, [c for c in pack.chunks if c.chunk_id in {e.chunkId for e in verdict.evidence}])
             if veto:
                 return verdict.model_copy(update={"verdict": "fail", "rationale": f"offline veto: {veto}"})
         return verdict
+
+
+def _quoted(evidence: list[EvidenceRef], pack: GroundingPack) -> list[EvidenceRef]:
+    """The references whose quote (if any) their chunk holds, spaces aside: a model may not put words in a chunk."""
+    texts = {c.chunk_id: " ".join(c.text.split()) for c in pack.chunks}
+    return [e for e in evidence if not e.quote.strip() or " ".join(e.quote.split()) in texts.get(e.chunkId, "")]
 
 
 def _veto(claim: Claim, cited: list[GroundingChunk]) -> str | None:

@@ -308,3 +308,21 @@ def test_judge_is_chosen_by_settings():
     assert judge_from_settings(SimpleNamespace(verify_judge="llm"), lambda: backend, lambda: None).backend is backend
     with pytest.raises(ValueError, match="verify_judge"):
         judge_from_settings(SimpleNamespace(verify_judge="oracle"), lambda: None, lambda: None)
+
+
+def test_llm_judge_quote_its_chunk_does_not_hold_is_dropped_and_the_pass_fails_closed(fake_llm):
+    """A model may not put words in a chunk: a quote the cited chunk does not hold goes with its reference, and a
+    pass left with no evidence is unclear (second review after issue 54, N7)."""
+    fake_llm.replies["by approximately 70% in AFib"] = json.dumps(
+        {"verdict": "pass", "evidence": [{"chunkId": "smoke-001-chunk-0", "quote": "cures every stroke forever"}],
+         "rationale": "stated"})
+    result = _verify(_request([CLAIMS["C1"]]), judge=_llm_judge(fake_llm))
+    assert result.outputs.claim_verdicts[0].verdict == "unclear" and result.outputs.overallPass is False
+
+
+def test_llm_judge_reply_with_a_repeated_key_is_unclear(fake_llm):
+    """The reply is read as generation's is: a repeated key is malformed, not last-one-wins."""
+    fake_llm.replies["by approximately 70% in AFib"] = (
+        '{"verdict": "fail", "verdict": "pass", "evidence": [{"chunkId": "smoke-001-chunk-0"}], "rationale": "x"}')
+    v = _verify(_request([CLAIMS["C1"]]), judge=_llm_judge(fake_llm)).outputs.claim_verdicts[0]
+    assert v.verdict == "unclear" and "JSON" in v.rationale
