@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 
 
 def add_parser(sub) -> None:
@@ -32,7 +33,21 @@ def cmd_web(args) -> int:
     # X-Forwarded-For only from the proxies the operator names: uvicorn believes 127.0.0.1's by default, and every
     # visitor of a page on 127.0.0.1 would pick the address its budgets are counted under
     trusted = web.trusted_proxies.strip()
-    uvicorn.run(create_app(web=web), host=web.host, port=web.port, log_level=args.loglevel,
-                timeout_graceful_shutdown=3, access_log=False, proxy_headers=bool(trusted),
-                forwarded_allow_ips=trusted or None)
+    config = uvicorn.Config(create_app(web=web), log_level=args.loglevel, timeout_graceful_shutdown=3,
+                            access_log=False, proxy_headers=bool(trusted), forwarded_allow_ips=trusted or None)
+    uvicorn.Server(config).run(sockets=[listening_socket(web.host, web.port, web.pdf_send_deadline_s)])
     return 0
+
+
+def listening_socket(host: str, port: int, stalled_s: float) -> socket.socket:
+    """The page's socket. Its connections inherit ``TCP_USER_TIMEOUT``: the kernel ends one whose bytes have waited
+    ``stalled_s`` for a client that reads none. A response the page gives up on (a stalled download) is closed,
+    and a close waits for its unsent bytes with no end: visitors could pile such connections up until the page ran
+    out of memory or descriptors (third review after issue 54)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, max(1, int(stalled_s * 1000)))
+    sock.bind(address)
+    sock.listen(2048)
+    return sock

@@ -67,7 +67,8 @@ class WebSettings(BaseSettings):
     pdf_send_deadline_s: float = Field(
         30.0, gt=0, description="Seconds a PDF download (/api/pdfs) may wait for its client to take each chunk (64 "
                                 "KiB); past them the download is ended and its slots given back, so clients that "
-                                "stop reading cannot hold the page's downloads")
+                                "stop reading cannot hold the page's downloads; also how long any connection's "
+                                "unsent bytes may wait before the kernel ends it (TCP_USER_TIMEOUT)")
     boxes_kept: int = Field(2048, ge=0, description="Chunks whose highlight boxes are kept in memory")
     trusted_proxies: str = Field(
         "", description="Addresses of reverse proxies whose X-Forwarded-For names the visitor (comma-separated); "

@@ -392,8 +392,50 @@ def test_a_pdf_download_its_client_stops_reading_is_ended_and_its_slots_given_ba
             assert time.monotonic() - started < 8  # within about the deadline, once the sockets are full
             served = next_one.get(url)
             assert served.status_code == 200 and served.content == expected
-            with pytest.raises(httpx.RemoteProtocolError):  # the stalled one was cut short, never sent whole
+            # the stalled one was cut short, never sent whole: ended by the page (its body incomplete), or, when its
+            # bytes waited the deadline for a client that read none, reset by the kernel (TCP_USER_TIMEOUT); which of
+            # the two the client sees first depends on when it starts reading
+            with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
                 held.read()
+    finally:
+        web.stop()
+
+
+def _established(port: int, peer_port: int) -> bool:
+    """Whether the page's end of the connection from ``peer_port`` is still open (Linux's table of TCP sockets)."""
+    wanted = (f"{port:04X}", f"{peer_port:04X}")
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, remote, state = line.split()[1:4]
+        if (local.rsplit(":", 1)[1], remote.rsplit(":", 1)[1]) == wanted and state == "01":
+            return True
+    return False
+
+
+def test_a_connection_whose_client_reads_nothing_is_ended_by_the_page(web_stack, embedder, tmp_path):
+    """Third review after issue 54: a download past its deadline gave its slots back, but the page's close waited for
+    the unsent bytes with no end, so clients that read nothing could pile up open connections, each holding its
+    buffers, until the page ran out of memory or descriptors. The page's connections now carry ``TCP_USER_TIMEOUT``
+    (the send deadline, 1 s here): the kernel ends one whose bytes wait that long."""
+    import socket
+
+    pdf = _big_pdf(tmp_path / f"Unread_{uuid.uuid4().hex[:6]}.pdf", 24)
+    ingest_pdfs(web_stack.database_url, [pdf], embedder)
+    (tmp_path / "state").mkdir()
+    env = _page_env(web_stack, tmp_path / "state", CITESTREAM_UI_PDF_SEND_DEADLINE_S="1")
+    port = free_port(28590)
+    web = WebProcess(tmp_path / "web.log", port, env)
+    try:
+        web.wait_ready()
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # takes little, then reads nothing
+        client.connect(("127.0.0.1", port))
+        client.sendall(f"GET /api/pdfs/{pdf.stem}.pdf HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        peer_port = client.getsockname()[1]
+        started = time.monotonic()
+        while _established(port, peer_port) and time.monotonic() - started < 30:
+            time.sleep(0.5)
+        assert not _established(port, peer_port), "the page still holds a connection whose client reads nothing"
+        client.close()
     finally:
         web.stop()
 
