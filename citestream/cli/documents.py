@@ -23,6 +23,7 @@ def add_parser(sub) -> None:
 
 def cmd_documents(args) -> int:
     from ..ingest.correct import HISTORY_KEY, CannotCorrect, correct_issuer
+    from ..core.scrub import for_log
     from ..store import ChunkStore, engine_for
 
     store = ChunkStore(engine_for())
@@ -30,7 +31,7 @@ def cmd_documents(args) -> int:
         from ..web.queries import list_documents
 
         for d in list_documents(store.engine):
-            print(f"{d.doc_id}\t{d.issuer or '-'}\t{d.authority}\t{d.title}")
+            print("\t".join(for_log(field) for field in (d.doc_id, d.issuer or "-", d.authority, d.title)))
         return 0
     if args.action == "history":
         labels = store.labels(args.doc_id)

@@ -8,6 +8,7 @@ record a fate instead of an exception.
 from __future__ import annotations
 
 import json
+import math
 from typing import NoReturn
 
 from .errors import RecordRejected
@@ -25,6 +26,14 @@ def check_size(value: bytes | None, max_bytes: int, topic: str) -> bytes:
 
 def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
+
+
+def _finite(literal: str) -> float:
+    """A number JSON writes: ``1e999`` reads as infinity, which no JSON writer (nor a page's response) takes."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise ValueError(f"{literal[:40]} is out of range")
+    return value
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -54,7 +63,8 @@ def decode_json(value: bytes) -> object:
     except UnicodeDecodeError as exc:
         raise RecordRejected("DECODE_ERROR", f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     try:
-        data = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicate_keys)
+        data = json.loads(text, parse_constant=_no_constants, parse_float=_finite,
+                          object_pairs_hook=_no_duplicate_keys)
     except RecursionError:
         raise RecordRejected("NESTING_TOO_DEEP", "JSON nested deeper than the decoder allows") from None
     except json.JSONDecodeError as exc:

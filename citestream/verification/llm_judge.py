@@ -3,8 +3,8 @@
 The model answers in JSON; a reply that is not that JSON, or a backend that is
 down, makes the claim ``unclear`` (LIVE mode of rag-loop-acceptance §4.3); the
 reply is read as generation's is (``core.replies.parse_reply``, at most
-``MAX_REPLY_CHARS``). A quote the model gives that its chunk does not hold is
-dropped with its reference, so a ``pass`` left without evidence fails closed
+``MAX_REPLY_CHARS``). A quote the model gives that its chunk does not hold, or
+of fewer than three words, is dropped with its reference, so a ``pass`` left without evidence fails closed
 (``verify_claims.fail_closed``). A ``pass`` is vetoed when the offline checks
 find a stated conflict (numbers, negation, direction, roles) in the evidence it
 cites.
@@ -76,10 +76,16 @@ class LLMJudge:
         return verdict
 
 
+MIN_QUOTE_WORDS = 3
+"""A quote shorter than this ("the", "") is held by almost any chunk: it shows nothing."""
+
+
 def _quoted(evidence: list[EvidenceRef], pack: GroundingPack) -> list[EvidenceRef]:
-    """The references whose quote (if any) their chunk holds, spaces aside: a model may not put words in a chunk."""
+    """The references whose quote, of ``MIN_QUOTE_WORDS`` words or more, their chunk holds, spaces aside: a model
+    may not put words in a chunk, nor pass a claim on a quote that shows nothing."""
     texts = {c.chunk_id: " ".join(c.text.split()) for c in pack.chunks}
-    return [e for e in evidence if not e.quote.strip() or " ".join(e.quote.split()) in texts.get(e.chunkId, "")]
+    return [e for e in evidence if len(quote := e.quote.split()) >= MIN_QUOTE_WORDS
+            and " ".join(quote) in texts.get(e.chunkId, "")]
 
 
 def _veto(claim: Claim, cited: list[GroundingChunk]) -> str | None:

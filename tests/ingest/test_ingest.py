@@ -468,3 +468,19 @@ def test_an_inline_document_cannot_write_the_systems_metadata(store, embedder):
         stored = conn.execute(text("SELECT metadata FROM documents WHERE doc_id = :d"), {"d": doc["docId"]}).scalar()
     assert stored["topic"] == "test" and "_issuer_history" not in stored
     assert stored["_ingest_pipeline"] != "ingest-0"
+
+
+def test_documents_list_never_prints_a_titles_control_characters(store, embedder, capsys):
+    """A title is the sender's (an upload's PDF info, an inline document's field): `citestream documents list`
+    writes its control characters as escapes, so it cannot erase the operator's lines, add rows or set the
+    terminal's title (third review after issue 54, C5)."""
+    from types import SimpleNamespace
+
+    from citestream.cli.documents import cmd_documents
+
+    doc = {**_doc(_unique("ctl"), "Batch records are reviewed by the quality unit before release."),
+           "title": "Rinsing\x1b[1A\x1b[2K\nforged\tFDA\tFDA\tRow\x1b]0;owned\x07"}
+    assert not ingest_request(_request(documents=[doc]), store, embedder).outputs.errors
+    assert cmd_documents(SimpleNamespace(action="list")) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(doc["docId"]))
+    assert "\x1b" not in line and "\x07" not in line and line.count("\t") == 3

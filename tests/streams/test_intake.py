@@ -30,6 +30,8 @@ def test_oversized_values_are_refused_before_decoding():
     (b"\xff\xfe\x00\xc3\x28", "DECODE_ERROR"),
     (b'{"request_id": "r", "question": ', "DECODE_ERROR"),
     (b'{"a": NaN}', "DECODE_ERROR"),
+    (b'{"request_id": "r", "n": 1e999}', "DECODE_ERROR"),  # infinity: no JSON writer takes it back (review 54c, C1)
+    (b'{"n": -1E400}', "DECODE_ERROR"),
     (b'{"question": "a", "question": "b"}', "DECODE_ERROR"),
     (b"[" * 100_000 + b"]" * 100_000, "NESTING_TOO_DEEP"),
     (json.dumps({"document": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}).encode(),

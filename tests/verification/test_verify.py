@@ -278,7 +278,9 @@ def test_llm_judge_evidence_outside_the_pack_fails_closed(fake_llm):
 
 def test_llm_judge_pass_on_a_numeric_conflict_is_vetoed(fake_llm):
     fake_llm.replies["95% remission"] = json.dumps(
-        {"verdict": "pass", "evidence": [{"chunkId": "smoke-002-chunk-0"}], "rationale": "close enough"})
+        {"verdict": "pass", "evidence": [{"chunkId": "smoke-002-chunk-0", "quote": "complete remission rates exceeding "
+                                          "80% in relapsed/refractory B-cell acute lymphoblastic leukemia"}],
+         "rationale": "close enough"})
     v = _verify(_request([CLAIMS["C2"]]), judge=_llm_judge(fake_llm)).outputs.claim_verdicts[0]
     assert v.verdict == "fail" and "offline veto" in v.rationale
 
@@ -326,3 +328,13 @@ def test_llm_judge_reply_with_a_repeated_key_is_unclear(fake_llm):
         '{"verdict": "fail", "verdict": "pass", "evidence": [{"chunkId": "smoke-001-chunk-0"}], "rationale": "x"}')
     v = _verify(_request([CLAIMS["C1"]]), judge=_llm_judge(fake_llm)).outputs.claim_verdicts[0]
     assert v.verdict == "unclear" and "JSON" in v.rationale
+
+
+@pytest.mark.parametrize("quote", [None, "", "the", "stroke risk"])
+def test_llm_judge_pass_on_a_quote_that_shows_nothing_fails_closed(fake_llm, quote):
+    """A quote of fewer than three words is held by almost any chunk: it is no evidence (third review after issue
+    54, C4)."""
+    ref = {"chunkId": "smoke-001-chunk-0", **({} if quote is None else {"quote": quote})}
+    fake_llm.replies["by approximately 70% in AFib"] = json.dumps(
+        {"verdict": "pass", "evidence": [ref], "rationale": "stated"})
+    assert _verify(_request([CLAIMS["C1"]]), judge=_llm_judge(fake_llm)).outputs.claim_verdicts[0].verdict == "unclear"
