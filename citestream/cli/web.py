@@ -35,19 +35,25 @@ def cmd_web(args) -> int:
     trusted = web.trusted_proxies.strip()
     config = uvicorn.Config(create_app(web=web), log_level=args.loglevel, timeout_graceful_shutdown=3,
                             access_log=False, proxy_headers=bool(trusted), forwarded_allow_ips=trusted or None)
-    uvicorn.Server(config).run(sockets=[listening_socket(web.host, web.port, web.pdf_send_deadline_s)])
+    uvicorn.Server(config).run(sockets=listening_sockets(web.host, web.port, web.pdf_send_deadline_s))
     return 0
 
 
-def listening_socket(host: str, port: int, stalled_s: float) -> socket.socket:
-    """The page's socket. Its connections inherit ``TCP_USER_TIMEOUT``: the kernel ends one whose bytes have waited
-    ``stalled_s`` for a client that reads none. A response the page gives up on (a stalled download) is closed,
-    and a close waits for its unsent bytes with no end: visitors could pile such connections up until the page ran
-    out of memory or descriptors (third review after issue 54)."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, max(1, int(stalled_s * 1000)))
-    sock.bind(address)
-    sock.listen(2048)
-    return sock
+def listening_sockets(host: str, port: int, stalled_s: float) -> list[socket.socket]:
+    """The page's sockets, bound as ``uvicorn.run`` binds (asyncio's ``create_server``): every address ``host``
+    names, all interfaces for "", IPv6 ones IPv6 only. Their connections inherit ``TCP_USER_TIMEOUT``: the kernel
+    ends one whose bytes have waited ``stalled_s`` for a client that reads none. A response the page gives up on (a
+    stalled download) is closed, and a close waits for its unsent bytes with no end: visitors could pile such
+    connections up until the page ran out of memory or descriptors (third review after issue 54)."""
+    found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets = []
+    for family, kind, proto, _, address in dict.fromkeys(found):
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, max(1, int(stalled_s * 1000)))
+        sock.bind(address)
+        sock.listen(2048)
+        sockets.append(sock)
+    return sockets
