@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from citestream.ops.client import ReplyReader, publish_and_collect, read_topic
+from citestream.ops.client import publish_and_collect, read_topic
 from citestream.config import Settings
 from citestream.models import ComplianceRequest, request_digest
 from citestream.models.compliance import BoundConstraint
 from citestream.topics import create_topics
 
-from tests.support.common import WorkerProcess, new_request_id
+from tests.support.common import WorkerProcess, new_request_id, sealed_under
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.reliability import end_offsets
 
@@ -54,18 +54,6 @@ def test_offline_reports_through_kafka(worker):
     assert [t.stage for t in replies[reopening.request_id].trace] == ["compliance"]
 
 
-def _sealed_under(settings, topic: str, since: dict[int, int], key: str, count: int, timeout_s: float = 120):
-    """Every record a worker sealed under ``key`` since ``since``, read as a consumer reads them (seal checked),
-    once ``count`` of them are there."""
-    reader, deadline = ReplyReader(settings, topic), time.monotonic() + timeout_s
-    while True:
-        found = [reader.read(r.value) for r in asyncio.run(read_topic(topic, since=since)) if r.key == key.encode()]
-        if len(found) >= count or time.monotonic() > deadline:
-            assert len(found) == count and None not in found and reader.refused == 0
-            return found
-        time.sleep(1)
-
-
 def test_a_sealed_report_binds_to_the_document_and_constraints_it_judged(worker, settings):
     """Review54b, N-M2: another party's request under the victim's request id, whose document passes where the
     victim's fails. Both reports are sealed and name the victim's id as ``correlation_id``; only the victim's own
@@ -76,7 +64,7 @@ def test_a_sealed_report_binds_to_the_document_and_constraints_it_judged(worker,
     since = asyncio.run(end_offsets(settings, "compliance.reports"))
     asyncio.run(publish_and_collect([victim, other], source="compliance.requests", reply="compliance.reports",
                                     timeout_s=120))
-    sealed = _sealed_under(settings, "compliance.reports", since, victim.request_id, 2)
+    sealed = sealed_under(settings, "compliance.reports", since, victim.request_id, 2)
 
     assert sorted(r.report["gate"] for r in sealed) == ["fail", "pass"]
     assert {r.report["correlation_id"] for r in sealed} == {victim.request_id}  # the report alone cannot tell

@@ -10,7 +10,7 @@ from citestream.config import PROJECT_ROOT
 from citestream.infra.worker import WorkerProcess
 
 __all__ = ["CORPUS", "GOLDEN", "TESTS", "TRAINING_DOCS", "WorkerProcess", "migrate", "new_request_id",
-           "own_topics_worker"]
+           "own_topics_worker", "sealed_under"]
 
 CORPUS = (PROJECT_ROOT.parent / "shared" / "corpus").resolve()
 TRAINING_DOCS = (PROJECT_ROOT.parent / "shared" / "training-docs").resolve()  # never ingested into the corpus' DB
@@ -63,3 +63,20 @@ def as_app_role(url: str, role: str = "citestream_app") -> str:
     parts = urlparse(url)
     return get_settings().resolve_dsn(urlunparse(parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port}",
                                                                 query="")))
+
+
+def sealed_under(settings, topic: str, since: dict[int, int], key: str, count: int, timeout_s: float = 120) -> list:
+    """Every record a worker sealed under ``key`` on ``topic`` since ``since``, read as a consumer reads them (seal
+    checked), once ``count`` of them are there."""
+    import asyncio
+    import time
+
+    from citestream.ops.client import ReplyReader, read_topic
+
+    reader, deadline = ReplyReader(settings, topic), time.monotonic() + timeout_s
+    while True:
+        found = [reader.read(r.value) for r in asyncio.run(read_topic(topic, since=since)) if r.key == key.encode()]
+        if len(found) >= count or time.monotonic() > deadline:
+            assert len(found) == count and None not in found and reader.refused == 0
+            return found
+        time.sleep(1)

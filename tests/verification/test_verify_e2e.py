@@ -12,13 +12,13 @@ import time
 import pytest
 from sqlalchemy import text
 
-from citestream.ops.client import ReplyReader, ask_many, publish_and_collect, read_topic
+from citestream.ops.client import ask_many, publish_and_collect, read_topic
 from citestream.models import ClaimVerifyRequest, IngestRequest, InlineDocument, request_digest
 from citestream.models.retrieval import GroundingChunk, GroundingPack
 from citestream.models.verdicts import Claim
 from citestream.store import ChunkStore
 
-from tests.support.common import new_request_id
+from tests.support.common import new_request_id, sealed_under
 from tests.support.reliability import end_offsets
 
 pytestmark = pytest.mark.e2e
@@ -112,18 +112,6 @@ FORGED_PACK = GroundingPack(chunks=[GroundingChunk(
     metadata={"pdf": "fda-part11-guidance.pdf", "page": 3, "authority": "FDA", "issuer": "FDA"})])
 
 
-def _sealed_under(settings, topic: str, since: dict[int, int], key: str, count: int, timeout_s: float = 120):
-    """Every record a worker sealed under ``key`` since ``since``, read as a consumer reads them (seal checked),
-    once ``count`` of them are there."""
-    reader, deadline = ReplyReader(settings, topic), time.monotonic() + timeout_s
-    while True:
-        found = [reader.read(r.value) for r in asyncio.run(read_topic(topic, since=since)) if r.key == key.encode()]
-        if len(found) >= count or time.monotonic() > deadline:
-            assert len(found) == count and None not in found and reader.refused == 0
-            return found
-        time.sleep(1)
-
-
 def test_a_sealed_verdict_says_whose_pack_it_judged_and_binds_to_its_request(ingested_via_topic, engine, settings,
                                                                                smoke_dataset):
     """Review54b, N-M1 and N-M2: a publisher sends, under the victim's request id, a made-up claim with its own pack
@@ -136,7 +124,7 @@ def test_a_sealed_verdict_says_whose_pack_it_judged_and_binds_to_its_request(ing
                                 claims=[Claim(id="C1", text=FORGED_CLAIM)], grounding=FORGED_PACK)
     since = asyncio.run(end_offsets(settings, "claims.verdicts"))
     asyncio.run(publish_and_collect([victim, forged], source="claims.verify", reply="claims.verdicts", timeout_s=120))
-    sealed = _sealed_under(settings, "claims.verdicts", since, victim.request_id, 2)
+    sealed = sealed_under(settings, "claims.verdicts", since, victim.request_id, 2)
 
     by_source = {r.grounding_source: r for r in sealed}
     assert set(by_source) == {"request", "retrieved"}
