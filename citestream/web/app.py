@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib.resources import files
 from pathlib import Path
 from string import Template
@@ -199,21 +199,33 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
                              "pdf_downloads": {"open": downloads.taken, "max": downloads.size},
                              "stage_keys_dropped": bridge.keys_dropped})
 
+    def hold(pool: Slots, request: Request, kind: str, most: int, busy: str,
+             over: str) -> Callable[[], None] | Response:
+        """A page-wide slot of ``pool``, then one of the ``most`` ``kind`` the visitor may hold: the function that
+        gives both back, or the refusal (503 with the page full, 429 with the visitor's share taken), nothing held."""
+        if not pool.take():
+            return _error(503, busy, 10)
+        who = client_of(request.scope)
+        try:
+            budgets.take(who, kind, most, over)
+        except OverBudget as exc:
+            pool.give_back()
+            return _over(exc)
+
+        def release() -> None:
+            pool.give_back()
+            budgets.give_back(who, kind)
+        return release
+
     async def events(request: Request) -> Response:
         """One stream per browser: a snapshot of recent records first, then every record as it arrives. At most
         ``max_streams`` at once, ``max_streams_per_client`` of one client: each holds a socket and a queue of up to
         1,000 records."""
-        if not streams.take():
-            return JSONResponse({"error": f"{streams.size} live streams are open, the most this page serves; "
-                                          "close another tab or try again later"},
-                                status_code=503, headers={"retry-after": "10"})
-        who = client_of(request.scope)
-        try:
-            budgets.take(who, "streams", web.max_streams_per_client,
-                         f"this address holds {web.max_streams_per_client} live streams, the most one may")
-        except OverBudget as exc:
-            streams.give_back()
-            return _over(exc)
+        held = hold(streams, request, "streams", web.max_streams_per_client,
+                    f"{streams.size} live streams are open, the most this page serves; close another tab or try "
+                    "again later", f"this address holds {web.max_streams_per_client} live streams, the most one may")
+        if isinstance(held, Response):
+            return held
         queue = bridge.subscribe()
 
         async def stream():
@@ -226,8 +238,7 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
 
         def release() -> None:
             bridge.unsubscribe(queue)
-            streams.give_back()
-            budgets.give_back(who, "streams")
+            held()
 
         return _Stream(release, stream(), ping=KEEPALIVE_S, headers={"cache-control": "no-cache"})
 
@@ -389,21 +400,11 @@ def create_app(settings: Settings | None = None, web: WebSettings | None = None)
         doc = await asyncio.to_thread(queries.get_document, engine, request.path_params["doc_id"])
         if doc is None:
             return _error(404, "no such document")
-        if not downloads.take():
-            return _error(503, f"{downloads.size} PDFs are being sent, the most this page sends at once; try again "
-                               "shortly", 10)
-        who = client_of(request.scope)
-        try:
-            budgets.take(who, "downloads", web.pdf_downloads_per_client,
-                         f"this address downloads {web.pdf_downloads_per_client} PDFs, the most one may at once")
-        except OverBudget as exc:
-            downloads.give_back()
-            return _over(exc)
-
-        def release() -> None:
-            downloads.give_back()
-            budgets.give_back(who, "downloads")
-
+        release = hold(downloads, request, "downloads", web.pdf_downloads_per_client,
+                       f"{downloads.size} PDFs are being sent, the most this page sends at once; try again shortly",
+                       f"this address downloads {web.pdf_downloads_per_client} PDFs, the most one may at once")
+        if isinstance(release, Response):
+            return release
         try:
             source = await asyncio.to_thread(render.open_source, doc)
         except render.PageUnavailable as exc:
