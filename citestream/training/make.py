@@ -208,7 +208,7 @@ def cmd_judge(args) -> int:
         meta = train_judge(data.train, Path(args.out), config, base=base,
                            checkpoints=get_settings().state_dir / "checkpoints", checkpoint_every=args.checkpoint_every,
                            extra_metadata=extra, evaluate_every=args.evaluate_every, evaluate=on_dev,
-                           teacher=Path(args.teacher) if args.teacher else None)
+                           teachers=[Path(t) for t in args.teacher or ()])
     except Interrupted as stop:
         print(stop, file=sys.stderr)
         return 128 + stop.signum
