@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, UTC
 
 import pytest
@@ -52,8 +54,9 @@ def _facts(answerable: bool, fallback: bool) -> FactsRecord:
                        retrieval_trace=RetrievalTrace(stages=["semantic", "bm25"]))
 
 
-async def _produce(settings, records: list, topic: str | None = None, seal: bool = True) -> None:
-    """As the retrieve agent writes them: sealed with the worker's key (an unsealed record is not counted)."""
+async def _produce(settings, records: list, topic: str | None = None, seal: bool = True, copies: int = 1) -> None:
+    """As the retrieve agent writes them: sealed with the worker's key (an unsealed record is not counted); each
+    ``copies`` times byte for byte (what a local user can replay)."""
     from aiokafka import AIOKafkaProducer
 
     from citestream.sealing import RecordSealer
@@ -64,7 +67,8 @@ async def _produce(settings, records: list, topic: str | None = None, seal: bool
     try:
         for r in records:
             value = sealer.payload(r) if seal else r.model_dump_json().encode()
-            await producer.send(topic or settings.topic("qa.facts"), key=r.request_id.encode(), value=value)
+            for _ in range(copies):
+                await producer.send(topic or settings.topic("qa.facts"), key=r.request_id.encode(), value=value)
         await producer.flush()
     finally:
         await producer.stop()
@@ -89,6 +93,35 @@ async def _read_all(settings, topic: str) -> list:
         await consumer.stop()
 
 
+@contextmanager
+def _alert_worker(settings, tmp_path, window_s: int) -> Iterator[tuple[object, str, WorkerProcess]]:
+    """A worker on topics of its own (other suites' ``qa.facts`` traffic of the same hour must not count in its
+    window) and a fresh table state: (its settings, its repartition topic, the worker), stopped however it ends."""
+    prefix = f"{settings.topic_prefix}alerts-{uuid.uuid4().hex[:8]}."
+    settings = settings.model_copy(update={"topic_prefix": prefix})
+    create_topics(settings.bootstrap_servers, prefix)
+    app_id = f"citestream-retr-alerts-{uuid.uuid4().hex[:8]}"
+    regrouped = f"{app_id}-{settings.topic('qa.facts')}-fallback-rate-repartition"
+    env = {"CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": app_id,
+           "CITESTREAM_FALLBACK_ALERT_WINDOW_S": str(window_s), "CITESTREAM_FALLBACK_ALERT_MIN_ANSWERABLE": "5"}
+    worker = WorkerProcess(tmp_path / "worker.log", env=env)
+    try:
+        worker.wait_ready(timeout_s=300)  # slow on a loaded 2-core machine
+        yield settings, regrouped, worker
+    finally:
+        worker.stop()
+
+
+def _first_alerts(settings, started: float, worker: WorkerProcess) -> list[FallbackRateAlert]:
+    deadline = time.monotonic() + 90
+    alerts: list[FallbackRateAlert] = []
+    while time.monotonic() < deadline and not alerts:
+        time.sleep(2)
+        alerts = _alerts_since(settings, started)
+    assert alerts, f"no alert; worker log:\n{worker.log_path.read_text()[-3000:]}"
+    return alerts
+
+
 def _alerts_since(settings, started: float) -> list[FallbackRateAlert]:
     messages = asyncio.run(read_topic("ops.alerts", settings=settings))
     alerts = [FallbackRateAlert.model_validate_json(m.value) for m in messages]
@@ -98,22 +131,8 @@ def _alerts_since(settings, started: float) -> list[FallbackRateAlert]:
 @pytest.mark.e2e
 def test_fallback_rate_over_the_line_emits_one_alert_per_window(topics, database, settings, tmp_path):
     window_s = 3600
-    # Own topics: other suites' qa.facts traffic of the same hour must not count in this window.
-    prefix = f"{settings.topic_prefix}alerts-{uuid.uuid4().hex[:8]}."
-    settings = settings.model_copy(update={"topic_prefix": prefix})
-    create_topics(settings.bootstrap_servers, prefix)
-    app_id = f"citestream-retr-alerts-{uuid.uuid4().hex[:8]}"  # fresh table state each run
-    regrouped = f"{app_id}-{settings.topic('qa.facts')}-fallback-rate-repartition"
-    env = {
-        "CITESTREAM_TOPIC_PREFIX": prefix,
-        "CITESTREAM_APP_ID": app_id,
-        "CITESTREAM_FALLBACK_ALERT_WINDOW_S": str(window_s),
-        "CITESTREAM_FALLBACK_ALERT_MIN_ANSWERABLE": "5",
-    }
     started = time.time()
-    worker = WorkerProcess(tmp_path / "worker.log", env=env)
-    try:
-        worker.wait_ready(timeout_s=300)  # slow on a loaded 2-core machine
+    with _alert_worker(settings, tmp_path, window_s) as (settings, regrouped, worker):
         # Below the line: answerable traffic without fallback, and fallback records that found nothing
         # (not answerable traffic, so they must not count).
         asyncio.run(_produce(settings, [_facts(True, False) for _ in range(20)] +
@@ -127,17 +146,10 @@ def test_fallback_rate_over_the_line_emits_one_alert_per_window(topics, database
                     if a.window_start.timestamp() <= started < a.window_end.timestamp() + 1]
         # Over the line: 10 answerable fallbacks → 10 / 30 = 0.33 > 0.15.
         asyncio.run(_produce(settings, [_facts(True, True) for _ in range(10)]))
-        deadline = time.monotonic() + 90
-        alerts: list[FallbackRateAlert] = []
-        while time.monotonic() < deadline and not alerts:
-            time.sleep(2)
-            alerts = _alerts_since(settings, started)
-        assert alerts, f"no alert; worker log:\n{worker.log_path.read_text()[-3000:]}"
+        _first_alerts(settings, started, worker)
         time.sleep(5)  # later records of the same window must not alert again
         alerts = _alerts_since(settings, started)
         ticks = asyncio.run(_read_all(settings, regrouped))
-    finally:
-        worker.stop()
     # The repartition topic carries small sealed ticks of the 30 answerable records, never the records themselves.
     sealed_ticks = [FallbackTick.model_validate_json(m.value) for m in ticks if m.value.startswith(b"{")]
     assert len([t for t in sealed_ticks if t.mac]) == 30
@@ -153,23 +165,6 @@ def test_fallback_rate_over_the_line_emits_one_alert_per_window(topics, database
         assert alert.window_start.timestamp() <= time.time()
 
 
-async def _produce_copies(settings, record: FactsRecord, copies: int) -> None:
-    """One worker-sealed record, published ``copies`` times byte for byte (what a local user can replay)."""
-    from aiokafka import AIOKafkaProducer
-
-    from citestream.sealing import RecordSealer
-
-    value = RecordSealer.from_file(settings.record_key_path, create=True).payload(record)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all")
-    await producer.start()
-    try:
-        for _ in range(copies):
-            await producer.send(settings.topic("qa.facts"), key=record.request_id.encode(), value=value)
-        await producer.flush()
-    finally:
-        await producer.stop()
-
-
 def _ticks(settings, topic: str, at_least: int, timeout_s: float = 60) -> None:
     """Wait until the repartition topic holds ``at_least`` ticks, then give the window agent a moment."""
     deadline = time.monotonic() + timeout_s
@@ -183,34 +178,18 @@ def test_a_republished_sealed_record_counts_once_per_window(topics, database, se
     """N5: copies of one sealed ``qa.facts`` record neither dilute the rate (answerable copies) nor raise a false
     alert (fallback copies): the window counts each request id once."""
     window_s = 7 * 24 * 3600  # a week-long window: the run does not straddle its edge
-    prefix = f"{settings.topic_prefix}alerts-{uuid.uuid4().hex[:8]}."
-    settings = settings.model_copy(update={"topic_prefix": prefix})
-    create_topics(settings.bootstrap_servers, prefix)
-    app_id = f"citestream-retr-alerts-{uuid.uuid4().hex[:8]}"
-    regrouped = f"{app_id}-{settings.topic('qa.facts')}-fallback-rate-repartition"
-    env = {"CITESTREAM_TOPIC_PREFIX": prefix, "CITESTREAM_APP_ID": app_id,
-           "CITESTREAM_FALLBACK_ALERT_WINDOW_S": str(window_s), "CITESTREAM_FALLBACK_ALERT_MIN_ANSWERABLE": "5"}
     started = time.time()
-    worker = WorkerProcess(tmp_path / "worker.log", env=env)
-    try:
-        worker.wait_ready(timeout_s=300)
+    with _alert_worker(settings, tmp_path, window_s) as (settings, regrouped, worker):
         # 20 answerable requests, one of them published 11 times: 20 answerable, not 30.
         answerable = [_facts(True, False) for _ in range(20)]
         asyncio.run(_produce(settings, answerable[1:]))
-        asyncio.run(_produce_copies(settings, answerable[0], 11))
+        asyncio.run(_produce(settings, answerable[:1], copies=11))
         _ticks(settings, regrouped, 30)
         # One fallback request published 10 times: 1 / 21 (no alert), not 10 / 40 = 0.25.
-        asyncio.run(_produce_copies(settings, _facts(True, True), 10))
+        asyncio.run(_produce(settings, [_facts(True, True)], copies=10))
         _ticks(settings, regrouped, 40)
         assert not _alerts_since(settings, started), "copies of one sealed record raised the fallback alert"
         # Three more fallback requests: 4 / 24 = 0.167 > 0.15, the first rate over the line counted once each.
         asyncio.run(_produce(settings, [_facts(True, True) for _ in range(3)]))
-        deadline = time.monotonic() + 90
-        alerts: list[FallbackRateAlert] = []
-        while time.monotonic() < deadline and not alerts:
-            time.sleep(2)
-            alerts = _alerts_since(settings, started)
-        assert alerts, f"no alert; worker log:\n{worker.log_path.read_text()[-3000:]}"
-    finally:
-        worker.stop()
+        alerts = _first_alerts(settings, started, worker)
     assert [(a.answerable_count, a.fallback_count) for a in alerts] == [(24, 4)]
