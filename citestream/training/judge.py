@@ -15,9 +15,10 @@ probability the thresholds can read.
 
 Distillation (``teachers``): the student learns the teacher's scores instead of the labels: the listwise target is the
 softmax of [0, teacher's unit logits] and the pointwise target the teacher's probability, so it learns to decide as
-the teacher does. A compact teacher (issue 53) gives a judge of fewer layers, started from every other layer of its
-own; a full one (a larger encoder such as all-mpnet-base-v2, trained from ``base`` = its transformers folder, issue
-52) is read with its own tokenizer and taught into the student ``base``.
+the teacher does; several teachers teach the mean of their logits (a blend). A compact teacher (issue 53) gives a
+judge of fewer layers, started from every other layer of its own; a full one (a larger encoder such as
+all-mpnet-base-v2, trained from ``base`` = its transformers folder, issue 52) is read with its own tokenizer and
+taught into the student ``base``.
 
 Resumable: a checkpoint every ``checkpoint_every`` steps and on SIGTERM/SIGINT; the same command continues it.
 """

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,9 +70,6 @@ def as_app_role(url: str, role: str = "citestream_app") -> str:
 def sealed_under(settings, topic: str, since: dict[int, int], key: str, count: int, timeout_s: float = 120) -> list:
     """Every record a worker sealed under ``key`` on ``topic`` since ``since``, read as a consumer reads them (seal
     checked), once ``count`` of them are there."""
-    import asyncio
-    import time
-
     from citestream.ops.client import ReplyReader, read_topic
 
     reader, deadline = ReplyReader(settings, topic), time.monotonic() + timeout_s
