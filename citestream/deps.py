@@ -168,7 +168,11 @@ class Deps:
     def warm_passes(self) -> None:
         """One pass of every model a question reaches, before the first question: the judge's int8 graph is built or
         verified here (seconds when the weights are new), the corpus lexicon the reading needs is read, and each
-        runtime's first-call allocations are paid. Without it a fresh worker's first answer took 11 s (issue 53)."""
+        runtime's first-call allocations are paid. Without it a fresh worker's first answer took 11 s (issue 53). The
+        dependency parser the premise and claim checks read is loaded too: its import and load held the GIL for ~1 s
+        inside the first questions that reached it (py-spy, 2026-11-30)."""
+        from .core.clauses import clauses
+
         question = "How many days does the agency have to decide whether to file an application?"
         texts = ["The agency has 60 days after it receives an application to decide whether to file it."]
         try:
@@ -176,6 +180,7 @@ class Deps:
             self.embedder.embed([question])
             self.relevance.score(question, texts)
             self.claim_relevance.score(question, texts)
+            clauses(texts[0])
         except Exception as exc:  # noqa: BLE001 - a warm-up: the first question pays instead
             log.warning("warm-up pass failed (%s: %s); the first question loads what it needs", type(exc).__name__,
                         exc)

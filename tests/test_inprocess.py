@@ -44,16 +44,21 @@ def test_warm_builds_what_the_first_question_would_wait_for(settings, smoke_inge
 
 
 def test_warm_runs_the_judge_before_the_first_question(settings, smoke_ingested):
-    """A worker says it is ready only after the judge's int8 graph is built (or verified) and run once: a fresh
-    worker's first answer took 11 s when the first question paid for it (issue 53)."""
+    """A worker says it is ready only after the judge's int8 graph is built (or verified) and run once, and the
+    dependency parser is loaded: a fresh worker's first answer took 11 s when the first question paid for it
+    (issue 53)."""
+    from citestream.core import clauses
     from citestream.relevance import scorer
 
     scorer.get_relevance_model.cache_clear()  # a fresh process' model: no runtime yet
+    clauses._pipeline.cache_clear()
+    clauses.clauses.cache_clear()  # a parsed sentence is remembered: the warm-up must reach the parser
     deps = Deps(settings)
     deps.warm()
     if settings.judge_runtime == "onnx-int8":
         assert deps.relevance._runtime  # made, not False (the fallback)
     assert deps.relevance._cache  # the warm-up pair went through the model
+    assert clauses._pipeline.cache_info().currsize == 1  # the premise checks' parser: ~1 s under the GIL otherwise
 
 
 def test_a_question_whose_premise_the_documents_contradict_is_refused_naming_it(settings, smoke_ingested):
