@@ -39,7 +39,20 @@ def _mark_statement():
     )
 
 
-_MARK = _mark_statement()
+def _admit_statement():
+    """The upsert of ``admit``, built once like ``mark``'s: one per question."""
+    stamp = func.jsonb_build_object("received", func.now()).cast(JSONB)
+    new = insert(requests).values(request_id=bindparam("request_id"), state="received", question=bindparam("question"),
+                                  scope=bindparam("scope"), fingerprint=bindparam("fingerprint"), history=stamp)
+    return new.on_conflict_do_update(
+        index_elements=[requests.c.request_id],
+        set_={"fingerprint": func.coalesce(requests.c.fingerprint, new.excluded.fingerprint),
+              "question": func.coalesce(requests.c.question, new.excluded.question),
+              "scope": func.coalesce(requests.c.scope, new.excluded.scope)},
+    ).returning(requests.c.fingerprint, requests.c.outcome)
+
+
+_MARK, _ADMIT = _mark_statement(), _admit_statement()
 
 
 class RequestTracker:
@@ -61,17 +74,9 @@ class RequestTracker:
         before the question arrived adopts this one), so a caller whose
         fingerprint differs knows the id belongs to another question.
         """
-        stamp = func.jsonb_build_object("received", func.now()).cast(JSONB)
-        new = insert(requests).values(request_id=request_id, state="received", question=question, scope=scope,
-                                      fingerprint=fingerprint, history=stamp)
-        stmt = new.on_conflict_do_update(
-            index_elements=[requests.c.request_id],
-            set_={"fingerprint": func.coalesce(requests.c.fingerprint, new.excluded.fingerprint),
-                  "question": func.coalesce(requests.c.question, new.excluded.question),
-                  "scope": func.coalesce(requests.c.scope, new.excluded.scope)},
-        ).returning(requests.c.fingerprint, requests.c.outcome)
         with self.engine.begin() as conn:
-            row = conn.execute(stmt).one()
+            row = conn.execute(_ADMIT, {"request_id": request_id, "question": question, "scope": scope,
+                                        "fingerprint": fingerprint}).one()
         return row.fingerprint, row.outcome
 
     def get(self, request_id: str) -> dict | None:

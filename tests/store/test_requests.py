@@ -32,3 +32,13 @@ def test_marks_of_two_requests_do_not_mix(engine):
     tracker.mark(two, "refused", detail="NOT_RELEVANT")
     assert tracker.get(one)["outcome"] is None
     assert (tracker.get(two)["outcome"], tracker.get(two)["question"]) == ("refused", None)
+
+
+def test_admit_keeps_the_first_fingerprint_and_reports_the_outcome(engine):
+    tracker = RequestTracker(engine)
+    rid = f"tracker-{uuid.uuid4().hex[:10]}"
+    assert tracker.admit(rid, "fp-one", "q one", "MIXED") == ("fp-one", None)
+    assert tracker.admit(rid, "fp-two", "q two", "FDA") == ("fp-one", None)  # the id belongs to the first question
+    tracker.mark(rid, "answered")
+    assert tracker.admit(rid, "fp-one", "q one", "MIXED") == ("fp-one", "answered")
+    assert (tracker.get(rid)["question"], tracker.get(rid)["scope"]) == ("q one", "MIXED")

@@ -37,6 +37,18 @@ def test_an_acronym_most_documents_use_is_left_out():
     assert "FDA" not in acronyms.long_of and "PAT" in acronyms.long_of
 
 
+def test_a_form_counts_as_used_where_its_whole_word_pattern_finds_it():
+    """Documents are read for their whole words once (the per-acronym search grew with acronyms x documents); a
+    form is used where ``_whole_word`` would find it: it or its plural, not inside a word, not hyphenated."""
+    from citestream.qa.retrieve.acronyms import _used_in, _whole_word, _words
+
+    bodies = ["The BAs were measured.", "PAT-based control", "a BAT test", "see BA_1 and (BA).", "ÉBA BA2", "x-BA",
+              "CMC, CMCs; OGD's office", "", "BA\nPAT"]
+    words = [_words(body) for body in bodies]
+    for form in ("BA", "PAT", "BAT", "CMC", "OGD", "BA2", "ÉBA", "IV"):
+        assert _used_in(form, words) == sum(bool(_whole_word(form).search(body)) for body in bodies), form
+
+
 def test_a_long_form_inside_a_longer_one_does_not_count():
     acronyms = AcronymMap({"ANDA": "abbreviated new drug application", "NDA": "new drug application"})
     assert acronyms.additions("When is an abbreviated new drug application filed?") == ["ANDA"]
