@@ -30,6 +30,7 @@ from citestream.models import QuestionEvent
 from citestream.inprocess import answer_inprocess
 from citestream.deps import Deps
 from citestream.embedding import get_relevance_embedder
+from citestream.infra.procfs import stat_cpu
 
 from ._support import ensure_corpus, held_out_questions, percentile
 
@@ -41,13 +42,7 @@ ROUNDS = int(os.environ.get("BENCH_RELEVANCE_ROUNDS", "3"))
 def _native_threads_cpu() -> float:
     """CPU seconds of this process's threads that Python did not start: torch's OpenMP pool."""
     python = {t.native_id for t in threading.enumerate()}
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for task in Path("/proc/self/task").iterdir():
-        if int(task.name) not in python:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return total
+    return sum(stat_cpu(task / "stat") for task in Path("/proc/self/task").iterdir() if int(task.name) not in python)
 
 
 def _under_load(deps, owners: list[tuple[object, str]]) -> None:

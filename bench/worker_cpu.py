@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from citestream.config import get_settings
+from citestream.infra.procfs import machine_cpu, process_cpu
 from citestream.ops.client import ask_many
 
 from ._support import Worker, ensure_corpus, fresh_broker
@@ -30,23 +31,6 @@ PARTS = ("RequestTracker", "unsupported_premise", "search_chunks", "retrieve_fac
          "generate_answer", "validate_answer", "StageAgent.decode", "StageAgent.publish", "Fetcher", "AIOKafka",
          "Sender", "fallback_rate")
 """Frames that name a part of the flow, looked for in this order (a stack is counted under the first it holds)."""
-
-
-def _ticks() -> float:
-    return float(os.sysconf("SC_CLK_TCK"))
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user and system) a process has spent."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _ticks()
-
-
-def machine_cpu() -> tuple[float, float]:
-    """(busy, idle) CPU seconds of the whole machine since boot."""
-    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = values[3] + values[4]  # idle and iowait
-    return (sum(values[:8]) - idle) / _ticks(), idle / _ticks()
 
 
 def broker_pid(folder: Path) -> int | None:

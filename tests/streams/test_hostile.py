@@ -15,10 +15,10 @@ import hashlib
 import json
 import os
 import time
-from pathlib import Path
 
 import pytest
 
+from citestream.infra.procfs import peak_memory_mb, process_cpu
 from citestream.ops.client import publish_and_collect, read_topic
 from citestream.ingest.paths import OUTSIDE
 from citestream.models import ClaimVerifyRequest, GenerationRecord, IngestRequest, PromptRecord, QuestionEvent
@@ -296,18 +296,6 @@ async def _wait_for_key(settings, topic: str, request_id: str, since_s: float):
     return None
 
 
-def _cpu_s_of(pid: int) -> float:
-    """The process's CPU seconds so far, every thread's (user and system; /proc/<pid>/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _peak_memory_mb(pid: int) -> float:
-    """The process's peak resident memory so far (VmHWM)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) / 1024
-
-
 def test_hostile_pdfs_end_as_ingest_errors_once_and_the_worker_stays_small(worker, settings, tmp_path):
     """A decompression bomb (187 kB inflating to 96 MB of text operators: 14 GB parsed without a limit), a
     6,000-pt page and a page of 60,000 characters: each is an entry in the ingest envelope's errors with its
@@ -318,7 +306,7 @@ def test_hostile_pdfs_end_as_ingest_errors_once_and_the_worker_stays_small(worke
             "CITESTREAM_PDF_MAX_PAGE_CHARS": write_text_pdf(tmp_path / "dense_page.pdf", 60_000, font=1)}
     good = write_guidance_pdf(tmp_path / f"Beside_The_Bomb_{new_request_id('g')[-8:]}.pdf",
                               [PageSpec("I. SCOPE", prose("aseptic filling", 8))])
-    peak_before = _peak_memory_mb(worker.proc.pid)
+    peak_before = peak_memory_mb(worker.proc.pid)
     since = asyncio.run(end_offsets(settings, "documents.ingested"))
     request = IngestRequest(request_id=new_request_id("bomb"), paths=[*map(str, pdfs.values()), str(good)])
     replies, _ = asyncio.run(publish_and_collect([request], source="documents.ingest", reply="documents.ingested",
@@ -328,7 +316,7 @@ def test_hostile_pdfs_end_as_ingest_errors_once_and_the_worker_stays_small(worke
     for setting, path in pdfs.items():
         assert setting in reasons[str(path)], reasons[str(path)]
     assert outputs.docIds == [good.stem]  # the good file beside them is ingested
-    peak_after = _peak_memory_mb(worker.proc.pid)
+    peak_after = peak_memory_mb(worker.proc.pid)
     print(f"worker peak memory (VmHWM) {peak_before:.0f} MB before the hostile PDFs, {peak_after:.0f} MB after")
     assert peak_after - peak_before < 300  # the bomb's gigabytes were the child's
 
@@ -358,9 +346,9 @@ def test_a_page_of_footnote_marks_is_ingested_in_seconds_and_a_question_meanwhil
     pdf = write_marked_line_pdf(tmp_path / f"Marked_Line_{new_request_id('m')[-8:]}.pdf")
     request = IngestRequest(request_id=new_request_id("marks"), paths=[str(pdf)])
     question = QuestionEvent(request_id=new_request_id("meanwhile"), question=GOOD_QUESTION)
-    cpu_before = _cpu_s_of(worker.proc.pid)
+    cpu_before = process_cpu(worker.proc.pid)
     (ingested, ingest_s), (answers, answer_s) = asyncio.run(both(request, question))
-    cpu_s = _cpu_s_of(worker.proc.pid) - cpu_before
+    cpu_s = process_cpu(worker.proc.pid) - cpu_before
     print(f"the page of marks ingested in {ingest_s[request.request_id]:.1f} s ({cpu_s:.1f} s of the worker's CPU "
           f"with the question), the question meanwhile answered in {answer_s[question.request_id]:.1f} s")
     assert ingested[request.request_id].outputs.docIds == [pdf.stem]
