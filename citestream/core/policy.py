@@ -101,6 +101,7 @@ class RelevancePolicy:
     fact_floor: float = 0.05        # Phase B: a fact below this is dropped (NOT_RELEVANT)
     answer_threshold: float = 0.40  # an answer sentence must score at least this (R5 NOT_ANSWERING; 0.60 before qa-v3)
     value_answer_threshold: float = 0.35  # ... when the question asks for a value (``VALUE_SLOTS``; 0.40 before)
+    background_answer_threshold: float = 0.45  # ... when the background judge read the asker's situation (qa-v3.3)
     keep_ratio: float = 0.85        # further answer sentences must score this share of the best
     max_sentences: int = 2          # answer sentences the extractive backend quotes at most
     requirement_sentences: int = 6  # ... when the question asks what something requires (the answer's row limit)
@@ -108,11 +109,14 @@ class RelevancePolicy:
     high_margin: float = 0.0        # ... no passage it does not cite scores within this of it (0.10 in qa-v3)
     high_agreement: float = 0.90    # ... and the second judge scores one of its sentences this (qa-v3.2)
 
-    def threshold_for(self, slots: tuple[str, ...]) -> float:
+    def threshold_for(self, slots: tuple[str, ...], background: bool = False) -> float:
         """The score an answer sentence needs: lower when the question asks for one value (a time, a number), since
         a sentence must also hold a value of that kind (``core.slots.fills``); a coordinated question's parts
-        (more than one slot) need the ordinary threshold."""
-        return self.value_answer_threshold if len(slots) == 1 and slots[0] in VALUE_SLOTS else self.answer_threshold
+        (more than one slot) need the ordinary threshold. A question the background judge read (``background``)
+        needs its own, chosen on dev (docs/experiments/2026-11-30-background.md)."""
+        if len(slots) == 1 and slots[0] in VALUE_SLOTS:
+            return self.value_answer_threshold
+        return self.background_answer_threshold if background else self.answer_threshold
 
     def __post_init__(self) -> None:
         if not 0 <= self.fact_floor <= 1 or not 0 <= self.backstop <= 1 or not 0 < self.answer_threshold <= 1:
@@ -123,6 +127,8 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
+    # qa-v3.3: a question with the asker's situation is read by the background judge, background and asking
+    # sentence together, at answer threshold 0.45 (docs/experiments/2026-11-30-background.md).
     # qa-v3.2: the question judge of the transfer recipe, the claim judge apart; High asks both judges (0.85 and
     # 0.90) and a question without background (docs/relevance.md, "Confidence").
     # qa-v3: the judge (a cross-encoder trained on the written supervision, docs/judge.md) reads the cosine's 8 best
@@ -130,7 +136,7 @@ class Policy:
     # qa-v2.8: a question that names a regulator is answered from that regulator's documents whenever any are
     # indexed, whatever its scope field says (one without a contract scope by its documents' issuer;
     # qa/retrieve/scope.py)
-    version: str = "qa-v3.2+R2_POLICY_V1"
+    version: str = "qa-v3.3+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

@@ -163,12 +163,12 @@ class ExtractiveBackend:
                                 about=unit.about and unit.quote == units[(order, unit.position)])
                       for (order, unit), s in zip(readable, scores)]
         units.update({(order, unit.position): unit.quote for order, unit in readable})  # context: no heading either
-        slots = part_slots(asked) if reading is not None else (slot,)
+        slots = part_slots(reading.asking()) if reading is not None else (slot,)
         candidates = [c for c in candidates if any(fills(s, _with_list(c, units)) for s in slots)]  # a slot filled
         if not candidates:
             return []
         best = max(c.score for c in candidates)
-        threshold = self.policy.threshold_for(slots)
+        threshold = self.policy.threshold_for(slots, reading is not None and reading.asked != reading.asking())
         if below_answer_threshold(best, threshold):
             return []
         floor = max(threshold, self.policy.keep_ratio * best)

@@ -68,13 +68,20 @@ class QuestionReading(Contract):
     Phase B, sentence choice, R5), and the other fields say how it got there. Carried to the answer."""
 
     asked: str = Field(min_length=1, description="The asking sentence(s), spelt as the documents spell them, "
-                                                 "acronyms written out as 'long form (SHORT)'")
+                                                 "acronyms written out as 'long form (SHORT)'; after the "
+                                                 "background when a background judge reads it (qa-v3.3)")
     background: str = Field("", description="The sentences around the asking one (the asker's situation)")
     corrected: list[str] = Field(default_factory=list, max_length=64, description="Typos read as corpus words")
     spelled_out: list[str] = Field(default_factory=list, max_length=64, description="Acronyms written out")
     slot: AskedSlot = Field("open", description="What it asks for: an answer sentence must hold a value of that kind")
     premises: list[str] = Field(default_factory=list, max_length=16,
                                 description="What it takes for granted, checked like claims before any answer")
+
+    def asking(self) -> str:
+        """The asking sentence(s) alone: what a question asks for (its slots, its parts) is read from them, not from
+        the background that ``asked`` may lead with."""
+        lead = f"{self.background} "
+        return self.asked[len(lead):] if self.background and self.asked.startswith(lead) else self.asked
 
 
 def reading_key(text: str) -> str:

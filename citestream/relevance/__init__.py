@@ -5,6 +5,7 @@ scores its record carries; ``citestream.training`` makes it (``make model``).
 """
 
 from .carried import carrying, carrying_record
-from .scorer import ClaimRelevance, RelevanceModel, judge_spec, relevance_model_for
+from .scorer import ClaimRelevance, RelevanceModel, background_judge_spec, judge_spec, relevance_model_for
 
-__all__ = ["ClaimRelevance", "RelevanceModel", "carrying", "carrying_record", "judge_spec", "relevance_model_for"]
+__all__ = ["ClaimRelevance", "RelevanceModel", "background_judge_spec", "carrying", "carrying_record", "judge_spec",
+           "relevance_model_for"]

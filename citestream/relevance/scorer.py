@@ -56,6 +56,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 log = logging.getLogger("citestream.relevance")
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"
 """The question judge the package ships (``CITESTREAM_RERANKER_MODEL`` empty)."""
+SHIPPED_BACKGROUND_DIR = Path(__file__).resolve().parent / "background_weights"
+"""The judge of questions read with their background (``CITESTREAM_BACKGROUND_RERANKER_MODEL`` empty)."""
 SHIPPED_CLAIM_DIR = Path(__file__).resolve().parent / "claim_weights"
 """The claim judge the package ships (``CITESTREAM_VERIFY_RERANKER_MODEL`` empty): docs/judge.md says why two."""
 MAX_LENGTH = 256
@@ -129,6 +131,10 @@ class RelevanceModel:
             self._embedder = get_relevance_embedder()
             cosine = f"cos({self._embedder.name})"
             self.name = cosine if embedding_weight >= 1 else f"{self.encoder_name}+{embedding_weight:g}*{cosine}"
+
+    def name_for(self, question: str) -> str:
+        """What scores ``question`` (``routed.BackgroundRouted`` answers per question)."""
+        return self.name
 
     def clear_cache(self) -> None:
         """Forget cached scores (benchmarks: every arm must pay for its own model passes)."""
@@ -355,6 +361,14 @@ def get_relevance_model(name_or_path: str = "", embedding_weight: float = EMBEDD
                           threads=threads, onnx_recipe=onnx_recipe, lanes=lanes)
 
 
+def background_judge_spec(settings) -> tuple[str, float] | None:
+    """The background judge (``CITESTREAM_BACKGROUND_RERANKER_MODEL``) with the question judge's cosine share, or
+    None when it is off."""
+    if settings.background_reranker_model == "off":
+        return None
+    return settings.background_reranker_model or str(SHIPPED_BACKGROUND_DIR), settings.relevance_embedding_weight
+
+
 def judge_spec(settings, claims: bool = False) -> tuple[str, float]:
     """The cross-encoder (a folder or hub name; "" is the question judge shipped) and the cosine share of the
     question judge (``CITESTREAM_RERANKER_MODEL``, ``..._RELEVANCE_EMBEDDING_WEIGHT``), or with ``claims`` of the
@@ -364,10 +378,12 @@ def judge_spec(settings, claims: bool = False) -> tuple[str, float]:
     return settings.reranker_model, settings.relevance_embedding_weight
 
 
-def relevance_model_for(settings, claims: bool = False) -> RelevanceModel:
+def relevance_model_for(settings, claims: bool = False, background: bool = False) -> RelevanceModel:
     """The process' model as the settings describe it: the question judge, or with ``claims`` the claim judge
-    (``judge_spec``), reading ``CITESTREAM_RELEVANCE_CROSS_K`` texts a call."""
-    name, weight = judge_spec(settings, claims)
+    (``judge_spec``), or with ``background`` the background judge, reading ``CITESTREAM_RELEVANCE_CROSS_K`` texts a
+    call."""
+    spec = background_judge_spec(settings) if background else None
+    name, weight = spec or judge_spec(settings, claims)
     onnx_dir = graphs_folder(settings) if settings.judge_runtime.startswith("onnx-") else None
     recipe = "static" if settings.judge_runtime == "onnx-int8-static" else "dynamic"
     return get_relevance_model(name, weight, settings.relevance_cross_k, onnx_dir, recipe, settings.model_threads,

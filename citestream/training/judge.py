@@ -61,6 +61,7 @@ class JudgeConfig:
     pointwise: float = 1.0
     seed: int = 20261127
     threads: int = 2
+    read_background: bool = False  # questions read background first: the background judge (qa-v3.3)
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,11 @@ def _document_text(document: Document) -> str:
     return " ".join(u.quote for p in document.passages for u in p.units)
 
 
-def reader_for(documents: dict[str, Document]):
-    """The question's asked part as the flow reads it against a lexicon of ``documents``."""
+def reader_for(documents: dict[str, Document], with_background: bool = False):
+    """The question as the flow reads it against a lexicon of ``documents`` (its asking sentence; with
+    ``with_background``, its background first, as the background judge reads it)."""
     lexicon = build_lexicon({name: _document_text(d) for name, d in documents.items()})
-    return lambda question: read_question(question, lexicon).asked
+    return lambda question: read_question(question, lexicon, with_background).asked
 
 
 def distant_units(questions: list[WrittenQuestion], documents: dict[str, Document], read, embed,
@@ -82,7 +83,7 @@ def judge_data(root: Path, config: JudgeConfig, embed, folder: Path = DATA_DIR,
     # Sorted, never a set's order: a set of names iterates in the process's hash order, which ordered the units
     # that tie (one text in several documents) differently in each run, and so the groups and the checkpoint key.
     train, dev = {d: documents[d] for d in sorted(wanted)}, {d: documents[d] for d in sorted(dev_docs)}
-    read_train, read_dev = reader_for(train), reader_for(dev)
+    read_train, read_dev = reader_for(train, config.read_background), reader_for(dev, config.read_background)
     train_questions = [q for q in questions if q.doc in wanted]
     dev_questions = [q for q in questions if q.doc in dev_docs]
     groups = question_groups(train_questions, documents, read_train,

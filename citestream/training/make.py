@@ -178,7 +178,8 @@ def cmd_judge(args) -> int:
     from .judge_data import judge_data
     from .written import DATA_DIR as WRITTEN
 
-    config = JudgeConfig(epochs=args.epochs, layers=args.layers, lr=args.lr, max_length=args.max_length)
+    config = JudgeConfig(epochs=args.epochs, layers=args.layers, lr=args.lr, max_length=args.max_length,
+                         read_background=args.read_background)
     embedder = get_relevance_embedder()
     data = judge_data(Path(args.documents).resolve(), config, embedder.embed)
     if args.transfer:  # the transfer step: general-domain groups only; the written dev groups still measure it

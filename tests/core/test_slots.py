@@ -53,3 +53,14 @@ def test_every_kind_is_a_value_of_the_record_model():
 ])
 def test_a_sentence_holds_the_asked_value_or_not(kind, sentence, held):
     assert fills(kind, sentence) is held
+
+
+def test_the_answer_threshold_follows_what_is_asked_and_who_read_it():
+    """A single value asked: its own threshold, whoever read it; a question the background judge read: the background
+    threshold; a coordinated question's parts and any other: the ordinary one (``RelevancePolicy.threshold_for``)."""
+    from citestream.core.policy import RelevancePolicy
+
+    policy = RelevancePolicy()
+    assert policy.threshold_for(("duration",)) == policy.threshold_for(("duration",), True) == 0.35
+    assert policy.threshold_for(("requirement",), background=True) == policy.background_answer_threshold == 0.45
+    assert policy.threshold_for(("requirement",)) == policy.threshold_for(("duration", "actor")) == 0.40

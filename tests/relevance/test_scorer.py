@@ -34,6 +34,21 @@ def test_the_policy_thresholds_are_the_ones_chosen_for_the_shipped_model(relevan
     assert DEFAULT_POLICY.version.startswith(served["policy"] + "+")
 
 
+def test_the_background_judge_ships_with_its_recipe_and_threshold():
+    """The judge of questions read with the asker's situation: trained on such readings (``--read-background``),
+    served at the policy's background threshold, its own weights (so its own name, cache and carried scores)."""
+    from citestream.relevance.scorer import SHIPPED_BACKGROUND_DIR, background_judge_spec
+
+    settings = get_settings()
+    assert background_judge_spec(settings) == (str(SHIPPED_BACKGROUND_DIR), settings.relevance_embedding_weight)
+    assert background_judge_spec(settings.model_copy(update={"background_reranker_model": "off"})) is None
+    judge = RelevanceModel(str(SHIPPED_BACKGROUND_DIR))
+    assert judge.encoder_name.endswith(file_sha256(SHIPPED_BACKGROUND_DIR / DELTA_FILE)[:12])
+    assert judge.metadata["config"]["read_background"] is True
+    assert judge.metadata["served"]["answer_threshold"] == DEFAULT_POLICY.relevance.background_answer_threshold
+    assert DEFAULT_POLICY.version.startswith(judge.metadata["served"]["policy"] + "+")
+
+
 def test_scores_are_probabilities_ordered_by_answerhood_and_deterministic(relevance):
     texts = [ANSWER, "The NDA must include the proposed labeling for the drug.",
              "The boiling point of liquid nitrogen is minus 196 degrees Celsius."]
@@ -217,7 +232,7 @@ def test_claims_are_judged_by_their_own_cross_encoder_with_the_blend_the_setting
     assert same.claim_relevance.model._encoder is deps.relevance._encoder
     folder = str(SHIPPED_DIR)
     one = Deps(settings.model_copy(update={"reranker_model": folder, "verify_reranker_model": folder}))
-    assert one.claim_relevance.model is one.relevance
+    assert one.claim_relevance.model is one.question_judge  # the judge the background judge stands beside
 
 
 def test_a_text_that_holds_every_word_the_question_asks_about_gets_the_coverage_bonus(relevance):

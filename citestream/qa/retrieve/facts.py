@@ -81,7 +81,8 @@ def find_facts(question: QuestionEvent, index: ChunkSearch, index_version: str, 
     def gate(scored: int = 0, best: float | None = None) -> RelevanceTrace | None:
         if relevance is None:
             return None
-        return RelevanceTrace(model=relevance.name, scored=scored, best=best, backstop=relevance_policy.backstop,
+        return RelevanceTrace(model=relevance.name_for(reading.asked), scored=scored, best=best,
+                              backstop=relevance_policy.backstop,
                               named_authorities=list(asked.named),
                               authorities=list(asked.authorities) if asked.authorities is not None else None,
                               issuers=list(asked.issuers), scope_inferred=asked.inferred)
@@ -90,7 +91,8 @@ def find_facts(question: QuestionEvent, index: ChunkSearch, index_version: str, 
         return FactsRecord(**common, facts=[], retrieval_trace=RetrievalTrace(stages=["scope"]), relevance=gate(),
                            no_answer=wrong_authority(asked.refusal))
     scope = asked.searched(question.scope)
-    with carrying(relevance.name, reading.asked) if relevance is not None else nullcontext() as carried:
+    judge = relevance.name_for(reading.asked) if relevance is not None else ""
+    with carrying(judge, reading.asked) if relevance is not None else nullcontext() as carried:
         selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance,
                                          relevance_policy, index_version, reading.asked)
     best = max(selection.relevance.values(), default=None)

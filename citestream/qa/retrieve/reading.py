@@ -37,8 +37,10 @@ def asking_part(question: str) -> tuple[str, str]:
     return " ".join(asking), " ".join(s for s in sentences if s not in asking)
 
 
-def read_question(question: str, lexicon: CorpusLexicon | None) -> QuestionReading:
-    """The reading of ``question`` against the corpus ``lexicon`` (None: the question as written)."""
+def read_question(question: str, lexicon: CorpusLexicon | None, with_background: bool = False) -> QuestionReading:
+    """The reading of ``question`` against the corpus ``lexicon`` (None: the question as written). With
+    ``with_background`` the judges score the background, then the asking sentence (``asked``), as the background
+    judge was trained to read them; what is asked for is still read from the asking sentence alone."""
     corrected: list[str] = []
     spelled: list[str] = []
     text = question
@@ -47,16 +49,23 @@ def read_question(question: str, lexicon: CorpusLexicon | None) -> QuestionReadi
         text, spelled = lexicon.acronyms.spelled_out(text, lexicon.spelling.english)
     asked, background = asking_part(text)
     asked = asked or question
-    return QuestionReading(asked=asked, background=background, corrected=corrected[:64], spelled_out=spelled[:64],
+    scored = f"{background} {asked}" if with_background and background else asked
+    return QuestionReading(asked=scored, background=background, corrected=corrected[:64], spelled_out=spelled[:64],
                            slot=asked_slot(asked), premises=premises(asked, background)[:16])
+
+
+def has_background(asked: str) -> bool:
+    """Whether a question as read (``QuestionReading.asked``) leads with the asker's situation: what routes it to
+    the background judge."""
+    return bool(asking_part(asked)[1])
 
 
 class QuestionReader:
     """Readings remembered by question, so the extractive backend, which finds the question in the prompt as the user
     wrote it, scores the reading retrieve made (same worker), or makes the same one from the same lexicon."""
 
-    def __init__(self, search: ChunkSearch, use_lexicon: bool = True, size: int = 4096):
-        self.search, self.use_lexicon, self.size = search, use_lexicon, size
+    def __init__(self, search: ChunkSearch, use_lexicon: bool = True, size: int = 4096, with_background: bool = False):
+        self.search, self.use_lexicon, self.size, self.with_background = search, use_lexicon, size, with_background
         self._lock = threading.Lock()
         self._readings: OrderedDict[str, tuple[str, QuestionReading]] = OrderedDict()
 
@@ -68,7 +77,8 @@ class QuestionReader:
         if hit is not None and index_version in (None, hit[0]):
             return hit[1]
         version = index_version or ChunkStore(self.search.engine).index_version()
-        reading = read_question(question, corpus_lexicon(self.search, version) if self.use_lexicon else None)
+        reading = read_question(question, corpus_lexicon(self.search, version) if self.use_lexicon else None,
+                                self.with_background)
         with self._lock:
             self._readings[question] = (version, reading)
             self._readings.move_to_end(question)

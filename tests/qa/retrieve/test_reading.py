@@ -2,7 +2,7 @@
 
 from citestream.models import QuestionEvent
 from citestream.qa.retrieve.lexicon import build_lexicon
-from citestream.qa.retrieve.reading import asking_part, read_question
+from citestream.qa.retrieve.reading import asking_part, has_background, read_question
 
 DOCS = {
     "qos": "The quality overall summary (QOS) should be text-based. FDA recommends against a scanned QOS.",
@@ -52,4 +52,34 @@ def test_retrieve_carries_the_reading_to_every_stage(settings, smoke_ingested):
     answer = answer_inprocess(QuestionEvent(request_id="reading-typo",
                                             question="By how much did lecanemab slow cognitve decline?"), deps)
     assert answer.reading is not None and answer.reading.corrected == ["cognitve -> cognitive"]
+    assert answer.status == "answered" and any("27% reduction" in s.text for s in answer.sentences)
+
+
+def test_with_the_background_judge_the_judges_score_the_background_first_and_the_slot_stays_the_asking_ones():
+    question = "We ship tablets to patients. How many days does FDA have to decide whether to file an application?"
+    plain = read_question(question, None)
+    assert plain.asked == plain.asking() == "How many days does FDA have to decide whether to file an application?"
+    assert not has_background(plain.asked)
+    read = read_question(question, None, with_background=True)
+    assert read.asked == question and read.background == "We ship tablets to patients."
+    assert read.asking() == plain.asked and read.slot == plain.slot == "duration"
+    assert has_background(read.asked)
+    assert not has_background(read_question("What is a design space?", None, with_background=True).asked)
+
+
+def test_a_question_with_background_is_scored_by_the_background_judge_end_to_end(settings, smoke_ingested):
+    """On the real models and Postgres: the shipped settings route a question that comes with the asker's situation
+    to the background judge, which answers it as the question judge answers the plain one."""
+    from citestream.deps import Deps
+    from citestream.inprocess import answer_inprocess
+    from citestream.relevance.routed import BackgroundRouted
+
+    deps = Deps(settings)
+    assert isinstance(deps.relevance, BackgroundRouted)
+    background = "I run a memory clinic and patients keep asking me."
+    answer = answer_inprocess(QuestionEvent(request_id="reading-background", question=(
+        f"{background} By how much did lecanemab slow cognitive decline?")), deps)
+    assert answer.reading is not None and answer.reading.background == background
+    assert answer.reading.asking() == "By how much did lecanemab slow cognitive decline?"
+    assert deps.relevance.name_for(answer.reading.asked) == deps.relevance.background.name != deps.relevance.plain.name
     assert answer.status == "answered" and any("27% reduction" in s.text for s in answer.sentences)
