@@ -114,14 +114,15 @@ def main() -> None:
     model = deps.relevance
     spent: dict[str, float] = {}
     inside: list[str] = []
-    passes = {"question embedding": (deps.embedder, "forward"), "cross-encoder": (deps.question_judge, "cross_pairs")}
-    if model is not deps.question_judge:  # the background judge beside it (``relevance.routed``)
-        passes["background judge"] = (model.background, "cross_pairs")
+    judges = [deps.question_judge] + ([model.background] if model is not deps.question_judge else [])  # routed
+    passes = {"question embedding": (deps.embedder, "forward"), "cross-encoder": (judges[0], "cross_pairs")}
+    if len(judges) > 1:
+        passes["background judge"] = (judges[1], "cross_pairs")
     if model.embedding_weight:
         passes["relevance embedder"] = (get_relevance_embedder(), "forward")  # the model's own (one per process)
     for name, (owner, method) in passes.items():
         _timed(owner, method, spent, inside, name)
-    for judge in {passes["cross-encoder"][0], passes.get("background judge", (model,))[0]}:
+    for judge in judges:
         _timed(judge, "score", spent, [], "score")  # a judge's whole call: caches, stored vectors, passes
     keys = ["score", *passes]
     rows = []

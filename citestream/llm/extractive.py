@@ -168,7 +168,7 @@ class ExtractiveBackend:
         if not candidates:
             return []
         best = max(c.score for c in candidates)
-        threshold = self.policy.threshold_for(slots, reading is not None and reading.asked != reading.asking())
+        threshold = self.policy.threshold_for(slots, reading is not None and reading.read_whole())
         if below_answer_threshold(best, threshold):
             return []
         floor = max(threshold, self.policy.keep_ratio * best)

@@ -83,6 +83,10 @@ class QuestionReading(Contract):
         lead = f"{self.background} "
         return self.asked[len(lead):] if self.background and self.asked.startswith(lead) else self.asked
 
+    def read_whole(self) -> bool:
+        """Whether the judges score the background with the asking sentence (the background judge read it)."""
+        return self.asked != self.asking()
+
 
 def reading_key(text: str) -> str:
     """A sentence reading's key in ``SentenceScores``: 16 hex digits of its BLAKE2b, so a record carries the scores

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import lru_cache
 
 from ...core.assumptions import premises
 from ...core.slots import asked_slot
@@ -54,9 +55,10 @@ def read_question(question: str, lexicon: CorpusLexicon | None, with_background:
                            slot=asked_slot(asked), premises=premises(asked, background)[:16])
 
 
+@lru_cache(maxsize=4096)
 def has_background(asked: str) -> bool:
     """Whether a question as read (``QuestionReading.asked``) leads with the asker's situation: what routes it to
-    the background judge."""
+    the background judge. Asked on every scoring call of a question, so its sentences are split once."""
     return bool(asking_part(asked)[1])
 
 

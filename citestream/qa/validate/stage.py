@@ -82,9 +82,8 @@ def _validate(record: GenerationRecord, policy: Policy, relevance, second) -> Va
                   prompt_sha256=record.prompt_sha256, fallback_used=record.fallback_used)
     asked = record.reading.asked if record.reading else record.question  # what every relevance decision scores
     slot = record.reading.slot if record.reading else "open"
-    asking = record.reading.asking() if record.reading else None  # what is asked for, without the background
-    slots = part_slots(asking) if asking is not None else (slot,)  # each part's ("which tests, and how often")
-    threshold = policy.relevance.threshold_for(slots, asking is not None and asked != asking)
+    slots = part_slots(record.reading.asking()) if record.reading else (slot,)  # each part's ("which tests, …")
+    threshold = policy.relevance.threshold_for(slots, record.reading is not None and record.reading.read_whole())
 
     def failed(failure_reason: str, dropped=()) -> ValidatedAnswer:
         return refused_answer(common, record.generation_status, policy.refusal_text, "FAILED", failure_reason, dropped)
