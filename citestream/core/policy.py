@@ -127,6 +127,8 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
+    # qa-v3.4: a quoted unit brings the next one when that one's opening clause refers back to it ("If this occurs,
+    # ...": ``text_units.continues``; docs/experiments/2026-12-01-reading-more.md).
     # qa-v3.3: a question with the asker's situation is read by the background judge, background and asking
     # sentence together, at answer threshold 0.45 (docs/experiments/2026-11-30-background.md).
     # qa-v3.2: the question judge of the transfer recipe, the claim judge apart; High asks both judges (0.85 and
@@ -136,7 +138,7 @@ class Policy:
     # qa-v2.8: a question that names a regulator is answered from that regulator's documents whenever any are
     # indexed, whatever its scope field says (one without a contract scope by its documents' issuer;
     # qa/retrieve/scope.py)
-    version: str = "qa-v3.3+R2_POLICY_V1"
+    version: str = "qa-v3.4+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

@@ -368,6 +368,18 @@ def refers_back(unit: str) -> bool:
                               or (first[0].endswith(",") and len(lowered) > 1 and lowered[1] in _REFERENCES))
 
 
+def continues(unit: str) -> bool:
+    """The unit goes on from the one before it: it refers back (``refers_back``), or its opening clause does ("If
+    this occurs, ...", "In such cases, ...", "For these products, ..."): what it says needs the sentence before."""
+    if refers_back(unit):
+        return True
+    clause = re.split(r"[,;:]", unit, maxsplit=1)
+    if len(clause) < 2:
+        return False
+    words = [w.lower() for w in clause[0].split()]
+    return 1 < len(words) <= 6 and any(w in _REFERENCES for w in words[1:])
+
+
 def _lead(sentence: str) -> str:
     """What a sentence is about, read from its opening: its words up to the first comma, colon, semicolon or
     bracket, at most eight ("Lecanemab, an anti-amyloid-beta antibody, demonstrated ..." → "Lecanemab")."""

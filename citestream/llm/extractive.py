@@ -12,8 +12,9 @@ order, one Phase C row per chunk. Two structural rules, about the evidence and n
 * fragments under 5 words and instructions aimed at a model (a prompt injection inside a document) are not
   quoted;
 * a chosen unit that ends with a colon brings the list items that follow it in its chunk (up to six): the list
-  is the answer the colon announces; and a chosen unit brings the next one when that one refers back to it
-  ("It typically involves ...", "These include ..."): a definition or a rule often ends in the sentence after.
+  is the answer the colon announces; and a chosen unit brings the next one when that one goes on from it
+  ("It typically involves ...", "These include ...", "If this occurs, ..."): a definition or a rule often ends in
+  the sentence after.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..models import QuestionReading
 from ..models.assembly import SelectedEvidence
 from ..core.policy import RelevancePolicy
-from ..core.text_units import read_units, refers_back, sentence_units
+from ..core.text_units import continues, read_units, sentence_units
 from ..refusals import below_answer_threshold
 from .base import LLMReply
 
@@ -69,8 +70,8 @@ def _with_list(c: Candidate, units: dict[tuple[int, int], str]) -> str:
 def _with_context(kept: list[Candidate], units: dict[tuple[int, int], str]) -> list[Candidate]:
     """What a chosen unit needs to read whole: the unit before it when it was read with that unit's subject ("The
     drug targets ..." brings "Lecanemab, an antibody, ..."); the list items after it when it introduces a list
-    ("... the following conditions apply:"); the unit after it when that one refers back to it ("It typically
-    involves ...": a definition or a rule often ends in the sentence after)."""
+    ("... the following conditions apply:"); the unit after it when that one goes on from it (``continues``: "It
+    typically involves ...", "If this occurs, ...": a definition or a rule often ends in the sentence after)."""
     out = {(c.block_order, c.position): c for c in kept}
     for c in kept:
         if c.about and (c.block_order, c.position - 1) in units:
@@ -80,7 +81,7 @@ def _with_context(kept: list[Candidate], units: dict[tuple[int, int], str]) -> l
             span = range(c.position + 1, c.position + 1 + LIST_ITEMS)
         else:
             follower = units.get((c.block_order, c.position + 1))
-            span = range(c.position + 1, c.position + 2) if follower and refers_back(follower) else range(0)
+            span = range(c.position + 1, c.position + 2) if follower and continues(follower) else range(0)
         for position in span:
             item = units.get((c.block_order, position))
             if item is None:

@@ -3,7 +3,7 @@ questions are never answer sentences; a sentence that refers to a subject said b
 
 import pytest
 
-from citestream.core.text_units import LIST_MAX_WORDS, heading_end, is_label, read_units, sentence_units
+from citestream.core.text_units import LIST_MAX_WORDS, continues, heading_end, is_label, read_units, sentence_units
 
 
 @pytest.mark.parametrize("line", [
@@ -118,6 +118,14 @@ def test_a_sentence_that_refers_back_is_also_read_with_its_subject():
     assert answer.readings[1].startswith("Who reviews new drug submissions?: A team")
     plain = read_units("The applicant submits the form. The underlying requirements are in the Act itself.")
     assert not plain[1].about  # "The applicant ..." opens with a function word, not a name
+
+
+def test_a_sentence_whose_opening_clause_refers_back_continues_the_one_before():
+    assert continues("If this occurs, the investigator should use the Override feature.")
+    assert continues("In such cases, a second sample is collected.")
+    assert continues("These include the batch record.")  # a reference word first: refers_back
+    assert not continues("If the firm refuses, the investigator notes it.")  # no reference in the clause
+    assert not continues("The firm collects the sample, and this is recorded.")  # the reference is past the clause
 
 
 @pytest.mark.parametrize("text, sentence", [

@@ -149,6 +149,19 @@ def test_a_sentence_read_with_its_subject_is_quoted_with_it():
     assert "Lecanemab, an anti-amyloid-beta antibody" in said(rows) and "The drug targets soluble" in said(rows)
 
 
+def test_a_sentence_that_goes_on_from_the_quoted_one_is_quoted_with_it():
+    """ "If this occurs, ..." says what to do about the sentence before it: quoted alone, either half is no answer
+    (dev: a DQST question on the National Sample Distributor, missed before 2026-12-01)."""
+    rows = answer("The FACTS collection report picked a different laboratory than the assignment named. Which "
+                  "laboratory should the investigator use?",
+                  "When the FACTS collection report is created, the National Sample Distributor feature may, by "
+                  "default, designate a laboratory different from that one specified in the assignment. If this "
+                  "occurs, the investigator should use the Override feature and input the laboratory designated in "
+                  "the assignment. Samples are shipped by overnight courier.")
+    assert "If this occurs, the investigator should use the Override feature" in said(rows)
+    assert "overnight courier" not in said(rows)
+
+
 def test_the_sentence_that_holds_the_asked_value_is_chosen_over_a_closer_one_without():
     """A duration question: the on-topic sentence without a number of days is never the answer; with nothing else,
     the backend refuses (a near miss)."""
