@@ -298,6 +298,8 @@ def _is_heading(line: _Line, body_size: float, body_bold: bool) -> bool:
         return False
     if text[:1] in _BULLET_SIGNS:  # a bold list item is no heading: its lead-in and its list stay one section
         return False
+    if text[:1].islower():  # the rest of a sentence, or a list item ("o ...", "a. ..."), set in a heading's type
+        return False
     if text.endswith((",", ";")) or (text.endswith(".") and not _NUMBERED_HEADING.match(text) and len(text) > 60):
         return False
     larger = body_size > 0 and line.size >= body_size * 1.15

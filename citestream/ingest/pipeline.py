@@ -34,12 +34,13 @@ from .title import read_title
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-12"
+PIPELINE_VERSION = "ingest-13"
 """Bump when parsing, chunking or the units read from a chunk change (their vectors are stored), so unchanged files
 are re-chunked once (stored in documents.metadata, with the relevance embedder that computed the sentence vectors:
 another one re-ingests too, see ``pipeline_version``). ingest-10: a heading line glued to a sentence is cut off;
 ingest-11: a lead-in and its list are one unit; ingest-12: a numbered heading is cut off though the splitter took
-its number, no sentence ends inside a bracket or quotation it opened, and a space drawn inside a ligature is dropped."""
+its number, no sentence ends inside a bracket or quotation it opened, and a space drawn inside a ligature is dropped;
+ingest-13: a line that opens in lower case is never a heading (it went on from the sentence before it)."""
 PIPELINE_KEY = "_ingest_pipeline"
 ISSUER_KEY = "_issuer"
 """In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads
