@@ -77,11 +77,12 @@ def find_facts(question: QuestionEvent, index: ChunkSearch, index_version: str, 
                         index.issuers(index_version))
     common = dict(**question.carry(policy_version=policy.version, index_version=index_version),
                   question=question.question, scope=question.scope, top_k=k, reading=reading)
+    judge = relevance.name_for(reading.asked) if relevance is not None else ""  # the judge this question goes to
 
     def gate(scored: int = 0, best: float | None = None) -> RelevanceTrace | None:
         if relevance is None:
             return None
-        return RelevanceTrace(model=relevance.name_for(reading.asked), scored=scored, best=best,
+        return RelevanceTrace(model=judge, scored=scored, best=best,
                               backstop=relevance_policy.backstop,
                               named_authorities=list(asked.named),
                               authorities=list(asked.authorities) if asked.authorities is not None else None,
@@ -91,7 +92,6 @@ def find_facts(question: QuestionEvent, index: ChunkSearch, index_version: str, 
         return FactsRecord(**common, facts=[], retrieval_trace=RetrievalTrace(stages=["scope"]), relevance=gate(),
                            no_answer=wrong_authority(asked.refusal))
     scope = asked.searched(question.scope)
-    judge = relevance.name_for(reading.asked) if relevance is not None else ""
     with carrying(judge, reading.asked) if relevance is not None else nullcontext() as carried:
         selection, trace = search_chunks(question.question, scope, k, index, embedder, policy.retrieval, relevance,
                                          relevance_policy, index_version, reading.asked)
