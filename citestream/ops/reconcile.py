@@ -39,6 +39,7 @@ from ..models import QuestionEvent
 from ..refusals import failure_answer
 from ..sealing import RecordSealer
 from ..store import RequestTracker, engine_for
+from ..streams import member_id
 from ..streams.intake import RecordRejected, check_size, decode_json, parse
 from ..topics import spec
 
@@ -167,6 +168,7 @@ class Reconciler:
 
 
 async def _consumer(settings: Settings) -> AIOKafkaConsumer:
+    member_id.apply()  # a group member: never leave a ghost of itself on a broker that keeps sessions forever
     consumer = AIOKafkaConsumer(
         settings.topic("questions"), bootstrap_servers=settings.bootstrap_servers,
         group_id=f"{settings.app_id}-reconciler", enable_auto_commit=False, auto_offset_reset="earliest",

@@ -30,12 +30,13 @@ from ..refusals import failure_answer
 from ..core.scrub import exception_reason
 from ..store.requests import TERMINAL
 from ..topics import partitions, spec
-from . import faust_fixes, idle_fetch
+from . import faust_fixes, idle_fetch, member_id
 from .intake import check_size, contract_errors, dead_letter_record, decode_json, parse, usable_id
 
 log = logging.getLogger("citestream.streams")
 settings = get_settings()
 faust_fixes.apply()
+member_id.apply()
 idle_fetch.apply(settings.broker_idle_fetch_ms / 1000)
 
 app = faust.App(

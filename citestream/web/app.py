@@ -31,7 +31,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..streams import idle_fetch
+from ..streams import idle_fetch, member_id
 from ..config import Settings, get_settings
 from ..core.errors import RecordRejected
 from ..core.regulators import ISSUERS
@@ -159,6 +159,7 @@ class _Download(StreamingResponse):
 def create_app(settings: Settings | None = None, web: WebSettings | None = None) -> Starlette:
     settings = settings or get_settings()
     web = web or get_web_settings()
+    member_id.apply()  # the bridge's consumers are group members (docs/reliability.md)
     idle_fetch.apply(settings.broker_idle_fetch_ms / 1000)  # the bridge's consumers wait on idle topics all day
     bridge = Bridge(settings, web)
     engine = engine_for(settings.page_dsn)  # the page's role: it reads, and may change nothing
