@@ -58,7 +58,7 @@ word_key, UNANSWERABLE_CATEGORIES  # eval/sets.py
 docker_servers          # infra/docker.py (tests/conftest.py with CITESTREAM_INFRA=docker)
 _.drop_database         # infra/postgres.py
 WorkerProcess, _.wait_ready  # infra/worker.py
-process_cpu, machine_cpu, peak_memory_mb  # infra/procfs.py (bench/worker_cpu.py, tests/streams/test_hostile.py)
+process_cpu, machine_cpu, peak_memory_mb, named_threads_cpu  # infra/procfs.py (bench/worker_cpu.py, bench/relevance.py, tests)
 DEFAULT_POLICY          # core/policy.py
 _.count_chunks          # store/chunks.py
 _.dense_search          # store/search.py

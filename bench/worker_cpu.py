@@ -19,8 +19,9 @@ from collections import Counter
 from pathlib import Path
 
 from citestream.config import get_settings
-from citestream.infra.procfs import machine_cpu, process_cpu
+from citestream.infra.procfs import machine_cpu, named_threads_cpu, process_cpu
 from citestream.ops.client import ask_many
+from citestream.relevance.onnx_runtime import LANE
 
 from ._support import Worker, ensure_corpus, fresh_broker
 from .throughput import N, _events, _row
@@ -76,11 +77,13 @@ def main() -> None:
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1)
             cpu = {k: process_cpu(p) for k, p in pids.items() if p}
+            lanes = named_threads_cpu(pids["worker"], LANE)
             busy0, idle0 = machine_cpu()
             started = time.monotonic()
             replies, latency = ask_many(_events("cpu"), timeout_s=max(300, N * 5), settings=settings)
             elapsed = time.monotonic() - started
             spent = {k: process_cpu(p) - cpu[k] for k, p in pids.items() if p}
+            lanes = named_threads_cpu(pids["worker"], LANE) - lanes
             busy1, idle1 = machine_cpu()
             if spy:
                 spy.send_signal(2)
@@ -93,6 +96,8 @@ def main() -> None:
         print("CPU ms a question: " + ", ".join(f"{k} {v * 1000 / N:.0f}" for k, v in spent.items())
               + f"; the machine {(busy1 - busy0) / ((busy1 - busy0) + (idle1 - idle0)):.0%} busy "
               f"(worker {spent['worker'] / elapsed:.2f} cores)")
+        print(f"the judge's ONNX runs (its lane threads) {lanes / spent['worker']:.1%} of the worker's CPU "
+              f"({lanes * 1000 / N:.0f} ms a question; the embedders' passes and tokenizing run on other threads)")
         print("idle, share of a core: " + ", ".join(f"{k} {v:.1%}" for k, v in idle.items()))
         raw = folder / "gil.raw"
         if spy and raw.exists():

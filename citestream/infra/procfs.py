@@ -23,6 +23,18 @@ def process_cpu(pid: int) -> float:
     return stat_cpu(Path(f"/proc/{pid}/stat"))
 
 
+def named_threads_cpu(pid: int, name: str) -> float:
+    """CPU seconds the threads of a process named ``name`` (their /proc ``comm``) have spent so far."""
+    total = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if (task / "comm").read_text().strip() == name:
+                total += stat_cpu(task / "stat")
+        except OSError:  # the thread ended meanwhile
+            continue
+    return total
+
+
 def machine_cpu() -> tuple[float, float]:
     """(busy, idle) CPU seconds of the whole machine since boot."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]

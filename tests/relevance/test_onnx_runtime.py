@@ -144,3 +144,16 @@ def test_a_pairs_score_has_the_same_bits_in_any_lane(built):
     assert two_lanes._onnx_runtime()._lanes is not None
     served = relevance_model_for(get_settings())
     assert served._lanes == get_settings().judge_lanes == 2
+
+
+def test_the_judges_lanes_are_named_in_proc_so_their_cpu_can_be_told_apart(built):
+    """The benches (and ``top -H``) read the lanes' CPU from /proc by name: the worker's judge runs there."""
+    import os
+
+    from citestream.infra.procfs import named_threads_cpu
+    from citestream.relevance.onnx_runtime import LANE
+
+    model = RelevanceModel("", embedding_weight=0.0, onnx_dir=built, lanes=2)
+    model.cross_pairs(PAIRS * 4)
+    assert named_threads_cpu(os.getpid(), LANE) > 0
+    assert named_threads_cpu(os.getpid(), "no-such-thread") == 0
