@@ -127,6 +127,8 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
+    # qa-v3.5: a question asking what a term is gets the unit that defines it ("Hazard: ...", "X means ..."), alone,
+    # when it passes the answer threshold (``core.definitions``; docs/experiments/2026-12-02-definitions.md).
     # qa-v3.4: a quoted unit brings the next one when that one's opening clause refers back to it ("If this occurs,
     # ...": ``text_units.continues``; docs/experiments/2026-12-01-reading-more.md).
     # qa-v3.3: a question with the asker's situation is read by the background judge, background and asking
@@ -138,7 +140,7 @@ class Policy:
     # qa-v2.8: a question that names a regulator is answered from that regulator's documents whenever any are
     # indexed, whatever its scope field says (one without a contract scope by its documents' issuer;
     # qa/retrieve/scope.py)
-    version: str = "qa-v3.4+R2_POLICY_V1"
+    version: str = "qa-v3.5+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

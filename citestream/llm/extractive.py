@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from ..embedding.batching import split_rows
 from ..models.evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
+from ..core.definitions import asked_term, defines
 from ..core.question_parts import part_slots, parts
 from ..core.slots import fills
 from ..core.texts import PROMPT_REFUSAL_LOCK
@@ -88,6 +89,16 @@ def _with_context(kept: list[Candidate], units: dict[tuple[int, int], str]) -> l
                 break
             out.setdefault((c.block_order, position), replace(c, position=position, sentence=item, about=False))
     return list(out.values())
+
+
+def _defining(asking: str, slots: tuple[str, ...], candidates: list[Candidate], threshold: float) -> Candidate | None:
+    """For a question asking what a term is, the best unit above the answer threshold that defines it
+    (``core.definitions``): quoted alone, rather than the sentences that only use the term and score higher."""
+    if not set(slots) & {"definition", "open"}:
+        return None
+    terms = asked_term(asking)
+    defining = [c for c in candidates if c.score >= threshold and defines(c.sentence, terms)]
+    return max(defining, key=lambda c: (c.score, -c.block_order, -c.position)) if defining else None
 
 
 def _for_each_part(asked: str, kept: list[Candidate], candidates: list[Candidate], threshold: float) -> list[Candidate]:
@@ -172,6 +183,9 @@ class ExtractiveBackend:
         threshold = self.policy.threshold_for(slots, reading is not None and reading.read_whole())
         if below_answer_threshold(best, threshold):
             return []
+        defining = _defining(reading.asking() if reading is not None else question, slots, candidates, threshold)
+        if defining is not None:
+            return sorted(_with_context([defining], units), key=lambda c: (c.block_order, c.position))
         floor = max(threshold, self.policy.keep_ratio * best)
         ranked = sorted((c for c in candidates if c.score >= floor),
                         key=lambda c: (-c.score, c.block_order, c.position))

@@ -69,6 +69,18 @@ def test_a_definition_question_is_answered_by_the_definition():
     assert "multidimensional combination" in said(rows)
 
 
+def test_a_definition_is_quoted_alone_over_sentences_that_only_use_the_term():
+    # ICH Q9's glossary as retrieval brings it (dev miss v2-177): the judge scores the sentences that use "hazard"
+    # above the entry that defines it; the defining form decides once the entry passes the answer threshold
+    rows = answer("How does ICH Q9 define a hazard?",
+                  "Hazard Operability Analysis is a systematic brainstorming technique for identifying hazards using "
+                  "so-called guide-words. Risk assessment consists of the identification of hazards and the analysis "
+                  "and evaluation of risks associated with exposure to those hazards.",
+                  "Harm: Damage to health, including the damage that can occur from loss of product quality or "
+                  "availability. Hazard: The potential source of harm (ISO/IEC Guide 51).")
+    assert said(rows) == "Hazard: The potential source of harm (ISO/IEC Guide 51). [C1]"
+
+
 def test_an_amount_question_is_refused_when_only_the_program_is_mentioned():
     fee = "GDUFA refers to the generic drug user fee program codified in the amendments of 2012 and 2017."
     assert answer("What is the GDUFA application fee, in US dollars, for filing an ANDA?", fee) is None
