@@ -73,6 +73,9 @@ def add_parser(sub) -> None:
                         "with a fresh head; a transformers folder (all-mpnet-base-v2: `make mpnet`) for a full-format "
                         "judge with a fresh head, to teach the served one with --teacher")
     j.add_argument("--documents", default=str(DEFAULT_TRAINING_DOCS), help="the training documents' folder")
+    j.add_argument("--written", default=None,
+                   help="the written supervision's folder (questions.jsonl, claims.jsonl, split.json; default: "
+                        "training-data/written): a candidate batch is measured before it is committed")
     j.add_argument("--epochs", type=float, default=2.0)
     j.add_argument("--layers", type=int, default=6)
     j.add_argument("--lr", type=float, default=3e-5)
@@ -80,7 +83,7 @@ def add_parser(sub) -> None:
     j.add_argument("--evaluate-every", type=int, default=0, help="steps between dev evaluations (0: at the end)")
     j.add_argument("--replay", type=int, default=0,
                    help="second-stage groups (corpus LLM questions, definitions, FDA Q&A) to train beside the written "
-                        "ones, so the judge keeps what its start knew (0, the shipped recipe: none; not yet measured)")
+                        "ones, so the judge keeps what its start knew (the shipped recipe: 400)")
     j.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     j.add_argument("--fdaqa", default=str(DEFAULT_FDAQA))
     j.add_argument("--transfer", type=int, default=0,

@@ -181,7 +181,8 @@ def cmd_judge(args) -> int:
     config = JudgeConfig(epochs=args.epochs, layers=args.layers, lr=args.lr, max_length=args.max_length,
                          read_background=args.read_background)
     embedder = get_relevance_embedder()
-    data = judge_data(Path(args.documents).resolve(), config, embedder.embed)
+    written = Path(args.written) if args.written else WRITTEN
+    data = judge_data(Path(args.documents).resolve(), config, embedder.embed, written)
     if args.transfer:  # the transfer step: general-domain groups only; the written dev groups still measure it
         from .public_qa import squad_groups
 
@@ -203,7 +204,7 @@ def cmd_judge(args) -> int:
                 for name, groups in (("dev_questions", data.dev), ("dev_claims", data.dev_claims))}
 
     base = None if args.base == "minilm" else Path(args.base)
-    extra = {"written_sha256": {f.name: file_sha256(f) for f in sorted(WRITTEN.glob("*.json*"))},
+    extra = {"written_sha256": {f.name: file_sha256(f) for f in sorted(written.glob("*.json*"))},
              "data": data.counts}
     try:
         meta = train_judge(data.train, Path(args.out), config, base=base,
