@@ -127,9 +127,6 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
-    # qa-v3.6: a unit naming one part of a coordinated question is also read with that part's own question
-    # ("... consider , and when an injunction?"), in generate and validate alike
-    # (``question_parts.rescored_for_parts``; docs/experiments/2026-12-02-definitions.md).
     # qa-v3.5: a question asking what a term is gets the unit that defines it ("Hazard: ...", "X means ..."), alone,
     # when it passes the answer threshold (``core.definitions``; docs/experiments/2026-12-02-definitions.md).
     # qa-v3.4: a quoted unit brings the next one when that one's opening clause refers back to it ("If this occurs,
@@ -143,7 +140,7 @@ class Policy:
     # qa-v2.8: a question that names a regulator is answered from that regulator's documents whenever any are
     # indexed, whatever its scope field says (one without a contract scope by its documents' issuer;
     # qa/retrieve/scope.py)
-    version: str = "qa-v3.6+R2_POLICY_V1"
+    version: str = "qa-v3.5+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

@@ -11,8 +11,7 @@ splits and set differences, no pattern that can backtrack.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from .slots import asked_slot, fills
@@ -28,7 +27,6 @@ _OPEN_SLOTS = frozenset({"open", "yes_no", "definition", "list", "requirement"})
 class Part:
     terms: frozenset[str]  # the content terms only this part names
     slot: str              # the value it asks for (``slots.asked_slot`` of its own words)
-    question: str = ""     # the question with the other parts' own words left out: what this part asks alone
 
     def covered_by(self, text: str) -> bool:
         return bool(self.terms & matching_terms(text)) or (self.slot not in _OPEN_SLOTS and fills(self.slot, text))
@@ -75,87 +73,7 @@ def parts(asked: str) -> tuple[Part, ...]:
     own = [frozenset(t - frozenset().union(*(o for j, o in enumerate(terms) if j != i))) for i, t in enumerate(terms)]
     if not all(own):
         return ()
-    head = asked.strip()[:len(asked.strip()) - len(sentences[-1])]
-    cuts = _elements(sentences[-1][:2000], pieces)
-    return tuple(Part(o, asked_slot(p if p.endswith("?") else f"{p}?"),
-                      head + _cut(sentences[-1][:2000], [c for j, c in enumerate(cuts) if j != i]))
-                 for i, (o, p) in enumerate(zip(own, pieces)))
-
-
-def _elements(sentence: str, pieces: list[str]) -> list[tuple[int, int]]:
-    """Where each coordinated element stands in ``sentence``: a middle piece whole; the first piece's last and the
-    last piece's first words, as many as the shortest piece has (the rest of them is the question's frame:
-    "Under the CPG, when should FDA consider [seizing distributed batches], and [when an injunction]?")."""
-    spans, cursor = [], 0
-    for piece in pieces:
-        start = sentence.find(piece, cursor)
-        start = cursor if start < 0 else start
-        spans.append([(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", piece)])
-        cursor = start + len(piece)
-    n = min(len(words) for words in spans)
-    out = []
-    for i, words in enumerate(spans):
-        chosen = words[-n:] if i == 0 else words[:n] if i == len(spans) - 1 else words
-        out.append((chosen[0][0], chosen[-1][1]))
-    return out
-
-
-def _cut(sentence: str, spans: list[tuple[int, int]]) -> str:
-    """``sentence`` without the other parts' elements: what one part asks alone. "... when should FDA consider ,
-    and when an injunction?" is read by the judge as the injunction's own question (0.96 for "Injunction should be
-    considered when …", against 0.11 read with the whole question)."""
-    kept, cursor = [], 0
-    for start, end in sorted(spans):
-        kept.append(sentence[cursor:start])
-        cursor = max(cursor, end)
-    kept.append(sentence[cursor:])
-    return " ".join("".join(kept).split())
-
-
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
-_WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
-
-
-def asked_alone(asked: str) -> tuple[Part, ...]:
-    """The parts whose own question (``Part.question``) stands for what the asker wants of each: a coordination in
-    the asking sentence's main clause ("when should FDA consider seizing batches, and when an injunction?"), not in
-    the asker's situation ("Our catheters are assembled and working but not yet sterilized or labeled. Are they
-    finished devices?"), nor in a clause before the question word ("When an API or finished product is sampled,
-    which records ...?": leaving one out would drop the condition that decides), nor in a yes/no question, which
-    asks one thing."""
-    sentence = _SENTENCE_END.split(asked.strip())[-1]
-    if asked_slot(sentence) == "yes_no":
-        return ()
-    pieces = _pieces(sentence[:2000])
-    if any(_WH_WORD.search(" ".join(piece.split()[1:])) for piece in pieces[1:]):
-        return ()
-    head = asked.strip()[:len(asked.strip()) - len(sentence)]
-    return tuple(replace(p, question=head + p.question) for p in parts(sentence))
-
-
-PART_READS = 2
-"""How many units naming a part the judge reads with the part's own question, when none passes with the whole one."""
-
-
-def rescored_for_parts(score: Callable[[str, list[str]], Sequence[float]], asked: str,
-                       units: Sequence[Sequence[str]], scores: Sequence[float], threshold: float) -> list[float]:
-    """Each unit's score (``scores``: its best reading's, for the whole question ``asked``), raised to the judge's
-    score for the part of a coordinated question it names (``Part.question``), for the ``PART_READS`` best units
-    naming a part that no unit passing ``threshold`` names yet. A unit that answers one part scores low with the
-    whole question: the judge reads the question as asking for both. ``units``: each unit's (or row's) readings.
-    Generate and validate both call it, so a quoted part passes the validator's check with the same score."""
-    out = list(scores)
-    for part in asked_alone(asked):
-        naming = [i for i, readings in enumerate(units) if any(part.covered_by(r) for r in readings)]
-        if not naming or any(out[i] >= threshold for i in naming):
-            continue
-        top = sorted(naming, key=lambda i: (-out[i], i))[:PART_READS]
-        flat = list(score(part.question, [r for i in top for r in units[i]]))
-        start = 0
-        for i in top:
-            out[i] = max(out[i], *flat[start:start + len(units[i])])
-            start += len(units[i])
-    return out
+    return tuple(Part(o, asked_slot(p if p.endswith("?") else f"{p}?")) for o, p in zip(own, pieces))
 
 
 def part_slots(asked: str) -> tuple[str, ...]:

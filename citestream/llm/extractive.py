@@ -29,7 +29,7 @@ from ..embedding.batching import split_rows
 from ..models.evidence import EvidenceBlock, parse_evidence
 from ..core.prompt_sections import evidence_text, question_text
 from ..core.definitions import asked_term, defines
-from ..core.question_parts import part_slots, parts, rescored_for_parts
+from ..core.question_parts import part_slots, parts
 from ..core.slots import fills
 from ..core.texts import PROMPT_REFUSAL_LOCK
 from ..models import QuestionReading
@@ -169,20 +169,18 @@ class ExtractiveBackend:
             return []
         reading = self.reader(question) if self.reader is not None else None
         asked, slot = (reading.asked, reading.slot) if reading is not None else (question, "open")
-        slots = part_slots(reading.asking()) if reading is not None else (slot,)
-        threshold = self.policy.threshold_for(slots, reading is not None and reading.read_whole())
         flat = self.relevance.score(asked, [r for _, unit in readable for r in unit.readings])
-        scores = [float(part.max()) for part in split_rows(flat, [len(unit.readings) for _, unit in readable])]
-        scores = rescored_for_parts(self.relevance.score, asked, [unit.readings for _, unit in readable], scores,
-                                    threshold)
+        scores = [part.max() for part in split_rows(flat, [len(unit.readings) for _, unit in readable])]
         candidates = [Candidate(float(s), order, unit.position, unit.quote, blocks[order],
                                 about=unit.about and unit.quote == units[(order, unit.position)])
                       for (order, unit), s in zip(readable, scores)]
         units.update({(order, unit.position): unit.quote for order, unit in readable})  # context: no heading either
+        slots = part_slots(reading.asking()) if reading is not None else (slot,)
         candidates = [c for c in candidates if any(fills(s, _with_list(c, units)) for s in slots)]  # a slot filled
         if not candidates:
             return []
         best = max(c.score for c in candidates)
+        threshold = self.policy.threshold_for(slots, reading is not None and reading.read_whole())
         if below_answer_threshold(best, threshold):
             return []
         defining = _defining(reading.asking() if reading is not None else question, slots, candidates, threshold)

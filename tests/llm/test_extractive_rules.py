@@ -208,18 +208,3 @@ def test_a_question_that_asks_for_two_things_gets_a_unit_for_each():
                        seizure, unrelated, injunction))
     assert "Seizure of distributed batches" in body and "Injunction should be considered" in body
     assert "compliance program" not in body
-
-
-def test_a_part_is_answered_by_the_unit_the_judge_passes_for_that_part_alone():
-    # the process validation CPG as retrieval brings it (dev miss v2-099): read with the whole question the judge
-    # gives the injunction's unit 0.11; read with what that part asks alone, 0.96, so both parts are quoted (the
-    # validator scores rows the same way: core.question_parts.rescored_for_parts)
-    seizure = ("Seizure of distributed batches should be considered when there are significant deficiencies with "
-               "validation or the evidence demonstrates the product does not comply with specifications.")
-    injunction = ("Injunction should be considered when there are significant deficiencies or data demonstrating the "
-                  "process is not capable of producing product meeting the established specifications.")
-    rows = answer("Under the process validation compliance policy guide (CPG), when should FDA consider seizing "
-                  "distributed batches, and when an injunction?",
-                  "If batches have been distributed, the appropriate division office should consider recommending "
-                  "an appropriate regulatory action. " + seizure, injunction)
-    assert seizure in said(rows) and injunction in said(rows)

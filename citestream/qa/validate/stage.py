@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ...core.policy import Policy
-from ...core.question_parts import part_slots, rescored_for_parts
+from ...core.question_parts import part_slots
 from ...core.slots import fills
 from ...core.texts import PROMPT_REFUSAL_LOCK
 from ...embedding.batching import split_rows
@@ -131,8 +131,7 @@ def _validate(record: GenerationRecord, policy: Policy, relevance, second) -> Va
     if relevance is not None:
         readings = [row_readings(plain, evidence) for _, evidence, plain, _ in checked]
         flat = relevance.score(asked, [r for row in readings for r in row])
-        whole = [float(part.max()) for part in split_rows(flat, [len(row) for row in readings])]
-        scores = list(rescored_for_parts(relevance.score, asked, readings, whole, threshold))  # as generate did
+        scores = [float(part.max()) for part in split_rows(flat, [len(row) for row in readings])]
     sentences: list[AnswerSentence] = []
     for (index, evidence, plain, support), score in zip(checked, scores):
         if score is not None and below_answer_threshold(score, threshold):
