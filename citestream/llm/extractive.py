@@ -175,7 +175,8 @@ class ExtractiveBackend:
                                 about=unit.about and unit.quote == units[(order, unit.position)])
                       for (order, unit), s in zip(readable, scores)]
         units.update({(order, unit.position): unit.quote for order, unit in readable})  # context: no heading either
-        slots = part_slots(reading.asking()) if reading is not None else (slot,)
+        asking = reading.asking() if reading is not None else question
+        slots = part_slots(asking) if reading is not None else (slot,)
         candidates = [c for c in candidates if any(fills(s, _with_list(c, units)) for s in slots)]  # a slot filled
         if not candidates:
             return []
@@ -183,14 +184,15 @@ class ExtractiveBackend:
         threshold = self.policy.threshold_for(slots, reading is not None and reading.read_whole())
         if below_answer_threshold(best, threshold):
             return []
-        defining = _defining(reading.asking() if reading is not None else question, slots, candidates, threshold)
+        defining = _defining(asking, slots, candidates, threshold)
         if defining is not None:
-            return sorted(_with_context([defining], units), key=lambda c: (c.block_order, c.position))
-        floor = max(threshold, self.policy.keep_ratio * best)
-        ranked = sorted((c for c in candidates if c.score >= floor),
-                        key=lambda c: (-c.score, c.block_order, c.position))
-        kept = ranked[: self.policy.requirement_sentences if slot == "requirement" else self.policy.max_sentences]
-        kept += _for_each_part(asked, kept, candidates, threshold)
+            kept = [defining]
+        else:
+            floor = max(threshold, self.policy.keep_ratio * best)
+            ranked = sorted((c for c in candidates if c.score >= floor),
+                            key=lambda c: (-c.score, c.block_order, c.position))
+            kept = ranked[: self.policy.requirement_sentences if slot == "requirement" else self.policy.max_sentences]
+            kept += _for_each_part(asked, kept, candidates, threshold)
         return sorted(_with_context(kept, units), key=lambda c: (c.block_order, c.position))
 
     def reply(self, chosen: list[Candidate]) -> dict:

@@ -22,22 +22,26 @@ def test_the_term_is_read_from_the_asking_sentence(asking, terms):
     assert asked_term(asking) == terms
 
 
-@pytest.mark.parametrize("unit, defining", [
-    ("Hazard: The potential source of harm (ISO/IEC Guide 51).", True),
-    ("Hazards are the potential sources of harm.", True),
-    ("An RRA is an examination of an FDA-regulated establishment and/or its records.", True),
-    ("Manufacturer means any person who designs, manufactures, fabricates, assembles, or processes a device.", True),
-    ("2.4 Target product profile (TPP) is a format for a summary of a drug development program.", True),
+HAZARD = ("hazard",)
+RRA = ("remote regulatory assessment", "rra")
+TPP = ("target product profile", "tpp")
+MANUFACTURER = ("manufacturer",)
+
+
+@pytest.mark.parametrize("unit, terms, defining", [
+    ("Hazard: The potential source of harm (ISO/IEC Guide 51).", HAZARD, True),
+    ("Hazards are the potential sources of harm.", HAZARD, True),
+    ("An RRA is an examination of an FDA-regulated establishment and/or its records.", RRA, True),
+    ("Manufacturer means any person who designs, manufactures, fabricates, assembles, or processes a device.",
+     MANUFACTURER, True),
+    ("2.4 Target product profile (TPP) is a format for a summary of a drug development program.", TPP, True),
     # sentences that use the term without defining it
-    ("I.6 Hazard Operability Analysis (HAZOP) is based on a theory.", False),
-    ("It consists of the identification of hazards and the analysis of risks.", False),
-    ("Organization shall have the meaning of manufacturer as defined in this part.", False),
-    ("Hazardous materials are stored apart.", False),
+    ("I.6 Hazard Operability Analysis (HAZOP) is based on a theory.", HAZARD, False),
+    ("It consists of the identification of hazards and the analysis of risks.", HAZARD, False),
+    ("Organization shall have the meaning of manufacturer as defined in this part.", MANUFACTURER, False),
+    ("Hazardous materials are stored apart.", HAZARD, False),
 ])
-def test_a_unit_defines_the_term_only_in_a_definitions_form(unit, defining):
-    terms = ("hazard",) if "azard" in unit or "It consists" in unit else (
-        "remote regulatory assessment", "rra") if "RRA" in unit else (
-        "target product profile", "tpp") if "TPP" in unit else ("manufacturer",)
+def test_a_unit_defines_the_term_only_in_a_definitions_form(unit, terms, defining):
     assert defines(unit, terms) is defining
 
 
