@@ -62,6 +62,24 @@ def check_refs(errors, where, packets, row, field, passage, reach=2):
     return texts
 
 
+def check_parts(errors, where, row):
+    """A multi-part question (batch 6): one list of answering units per part, each unit among ``answers``, and every
+    answering unit stating some part."""
+    parts = row["part_answers"]
+    if not isinstance(parts, list) or len(parts) < 2 or not all(isinstance(p, list) and p for p in parts):
+        errors.append(f"{where}: part_answers must hold a non-empty list of units for each of 2 or more parts")
+        return
+    if row.get("parts") != len(parts):
+        errors.append(f"{where}: parts must be the number of part_answers' lists")
+    stated, answers = {ref for part in parts for ref in part}, set(row.get("answers", []))
+    if stated - answers:
+        errors.append(f"{where}: part_answers names units that are not in answers: {sorted(stated - answers)}")
+    if answers - stated:
+        errors.append(f"{where}: answers names units that state no part: {sorted(answers - stated)}")
+    if len(stated) < 2:
+        errors.append(f"{where}: the parts must be answered by different units")
+
+
 def check_questions(path: Path, packets, errors, seen_ids, stats):
     questions = set()
     for n, line in enumerate(path.read_text().splitlines(), 1):
@@ -106,6 +124,8 @@ def check_questions(path: Path, packets, errors, seen_ids, stats):
                 errors.append(f"{where}: answer_phrase must be a verbatim span of an answering unit")
             if row.get("kind"):
                 errors.append(f"{where}: kind is for unanswerable questions only")
+            if "part_answers" in row:
+                check_parts(errors, where, row)
         elif row["answerable"] is False:
             if row.get("answers"):
                 errors.append(f"{where}: an unanswerable question has no answering units")
