@@ -15,18 +15,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from annotation_check import load_packets
+from annotation_check import load_packets, unit_text
 
 
 def merged(row: dict, packets: dict, prefix: str) -> dict:
-    doc = packets[row["doc"]]
-
-    def texts(refs):
-        return [doc[int(r.split(":")[0])]["units"][r.split(":")[1]] for r in refs]
-
+    doc, answers = packets[row["doc"]], row.get("answers", [])
     return {**row, "id": prefix + row["id"], "page": doc[row["passage"]]["page"],
-            "answer_texts": texts(row.get("answers", [])), "related_texts": texts(row["related"]),
-            "answer_pages": sorted({doc[int(r.split(":")[0])]["page"] for r in row.get("answers", [])})}
+            "answer_texts": [unit_text(packets, row["doc"], r) for r in answers],
+            "related_texts": [unit_text(packets, row["doc"], r) for r in row["related"]],
+            "answer_pages": sorted({doc[int(r.split(":")[0])]["page"] for r in answers})}
 
 
 def main(argv: list[str]) -> int:
