@@ -34,6 +34,7 @@ from typing import Any, cast
 
 from ..core.text_units import heading_end, read_units
 from .calibration import choose_high
+from .run_report import changed_items, sign_test
 from .sets import GoldenItem, blind, contains_phrase, load_set, set_name
 
 CLASSES = ("gate", "not_answering", "neighbour", "unit_broken", "retrieval", "answered_unanswerable", "other")
@@ -196,10 +197,22 @@ def table(misses: list[Miss], totals: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
+def against(before: list[dict], after: list[dict]) -> str:
+    """Items right now and not before, and the reverse, over the items both runs hold, with the sign test's p: a
+    dev gain of three or four items is what two trainings of one recipe differ by."""
+    right = ("pass", "correct_refusal")
+    old, new = ({(r["set"], r["id"]): r["outcome"] in right for r in rows} for rows in (before, after))
+    gained, lost = changed_items(old, new)
+    both = old.keys() & new.keys()
+    return (f"against the earlier run: {sum(new[k] for k in both)} right of {len(both)} (was "
+            f"{sum(old[k] for k in both)}); {gained} gained, {lost} lost, sign test p {sign_test(gained, lost):.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", action="append", required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--against", type=Path, help="an earlier --out folder: items gained and lost, sign test")
     args = parser.parse_args(argv)
     if any(blind(set_name(s)) for s in args.set):
         print("refusing to read a held-out test split item by item", file=sys.stderr)
@@ -233,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     text = table(misses, totals)
     (args.out / "misses.md").write_text(text + "\n")
     print(text)
+    if args.against:
+        print("\n" + against(json.loads((args.against / "items.json").read_text()), rows))
     scored = [(r["best"], r["runner_up"], r["outcome"] == "pass") for r in rows if r["best"] is not None]
     rule = choose_high(scored, sum(r["answerable"] for r in rows))
     print("\nHigh, chosen on these items (threshold, margin, answers, right):", rule)

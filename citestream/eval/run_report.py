@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, UTC
+from collections.abc import Hashable, Mapping
+from math import comb
+from typing import TypeVar
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -85,8 +88,29 @@ def render(report: EvalReport) -> str:
     return "\n".join(lines)
 
 
+K = TypeVar("K", bound=Hashable)
+
+
+def sign_test(gained: int, lost: int) -> float:
+    """Two-sided exact sign test: how often ``gained`` items won and ``lost`` lost, or a split further from even, if
+    each changed item were as likely to go either way. Two trainings of one judge differ by 10 gained against 7 lost
+    (p 0.63) on dev; a change worth keeping leans further (docs/experiments/2026-12-02-ranked-second.md)."""
+    n = gained + lost
+    if not n:
+        return 1.0
+    tail = sum(comb(n, k) for k in range(max(gained, lost), n + 1))
+    return min(1.0, 2 * tail / 2 ** n)
+
+
+def changed_items(before: Mapping[K, bool], after: Mapping[K, bool]) -> tuple[int, int]:
+    """(gained, lost): items right only after, right only before (right: ``ItemResult.passed``)."""
+    shared = before.keys() & after.keys()
+    return sum(after[i] and not before[i] for i in shared), sum(before[i] and not after[i] for i in shared)
+
+
 def compare(old: EvalReport, new: EvalReport) -> str:
-    """Metric deltas (new − old) for every set in both reports, and the items whose outcome changed."""
+    """Metric deltas (new − old) for every set in both reports, the items that became right or wrong with the sign
+    test's p, and the items whose outcome changed."""
     lines = []
     for name in [n for n in new.sets if n in old.sets]:
         o, n = old.sets[name], new.sets[name]
@@ -98,6 +122,8 @@ def compare(old: EvalReport, new: EvalReport) -> str:
             delta = b - a
             sign = "+" if delta > 0 else ""
             lines.append(f"  {metric:<38}{_fmt(a):>10}{_fmt(b):>10}{sign + _fmt(round(delta, 4)):>10}")
+        gained, lost = changed_items({r.id: r.passed for r in o.items}, {r.id: r.passed for r in n.items})
+        lines.append(f"  right: {gained} gained, {lost} lost (sign test p {sign_test(gained, lost):.2f})")
         before = {r.id: r.outcome for r in o.items}
         changed = [(r.id, before[r.id], r.outcome) for r in n.items if r.id in before and before[r.id] != r.outcome]
         if blind(name):

@@ -214,6 +214,7 @@ def test_report_round_trip_table_and_compare(tmp_path, capsys):
     assert "pass_rate" in diff and "0.5000" in diff and "1.0000" in diff and "+0.5" in diff
     assert "incorrect_refusal" in diff and "-0.5" in diff
     assert "changed b: incorrect_refusal -> pass" in diff
+    assert "right: 1 gained, 0 lost (sign test p 1.00)" in diff
 
     class Args:
         compare = [str(old_path), str(new_path)]
@@ -233,6 +234,24 @@ def test_a_held_out_test_split_is_never_listed_item_by_item():
         _result("a"), _result("b")]})})
     diff = compare(report, better)
     assert "changed b" not in diff and "1 items changed outcome" in diff
+    assert "right: 1 gained, 0 lost" in diff  # counts only, never which
+
+
+def test_a_dev_gain_is_weighed_by_the_items_that_moved_each_way():
+    """Two trainings of one judge differed by 10 items gained against 7 lost on dev: no evidence of a lever."""
+    from citestream.eval.misses import against
+    from citestream.eval.run_report import changed_items, sign_test
+
+    assert sign_test(0, 0) == 1.0 and sign_test(3, 0) == 0.25
+    assert round(sign_test(10, 7), 2) == 0.63 and sign_test(7, 10) == sign_test(10, 7)
+    assert sign_test(20, 8) < 0.05
+    assert changed_items({"a": True, "b": False, "c": True}, {"a": False, "b": True, "c": True, "d": True}) == (1, 1)
+    before = [{"set": "s", "id": "a", "outcome": "pass"}, {"set": "s", "id": "b", "outcome": "incorrect_refusal"},
+              {"set": "s", "id": "c", "outcome": "correct_refusal"}]
+    after = [{"set": "s", "id": "a", "outcome": "miscited"}, {"set": "s", "id": "b", "outcome": "pass"},
+             {"set": "s", "id": "c", "outcome": "correct_refusal"}]
+    assert against(before, after) == ("against the earlier run: 2 right of 3 (was 2); 1 gained, 1 lost, "
+                                      "sign test p 1.00")
 
 
 def test_plot_writes_a_png(tmp_path):
