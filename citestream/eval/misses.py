@@ -35,6 +35,7 @@ from typing import Any, cast
 from ..core.text_units import heading_end, read_units
 from .calibration import choose_high
 from .run_report import changed_items, sign_test
+from .score import RIGHT
 from .sets import GoldenItem, blind, contains_phrase, load_set, set_name
 
 CLASSES = ("gate", "not_answering", "neighbour", "unit_broken", "retrieval", "answered_unanswerable", "other")
@@ -94,7 +95,7 @@ def classify(item: GoldenItem, facts, prompt, answer, outcome: str, chunk_holds=
     tells whether any stored chunk on an expected page holds an answer phrase whole (a retrieval miss can only be one
     when there is such a chunk to retrieve). ``open_facts`` are the facts retrieve finds with no backstop: a gate
     refusal whose answer is among them was retrieved and held back."""
-    if outcome in ("pass", "correct_refusal"):
+    if outcome in RIGHT:
         return None
     base: dict[str, Any] = dict(set="", id=item.id, kind=item.style or item.perturbation or item.kind or item.category,
                 question=item.question, refusal_code=answer.refusal_code if answer else None,
@@ -200,8 +201,7 @@ def table(misses: list[Miss], totals: dict[str, int]) -> str:
 def against(before: list[dict], after: list[dict]) -> str:
     """Items right now and not before, and the reverse, over the items both runs hold, with the sign test's p: a
     dev gain of three or four items is what two trainings of one recipe differ by."""
-    right = ("pass", "correct_refusal")
-    old, new = ({(r["set"], r["id"]): r["outcome"] in right for r in rows} for rows in (before, after))
+    old, new = ({(r["set"], r["id"]): r["outcome"] in RIGHT for r in rows} for rows in (before, after))
     gained, lost = changed_items(old, new)
     both = old.keys() & new.keys()
     return (f"against the earlier run: {sum(new[k] for k in both)} right of {len(both)} (was "

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, UTC
 from collections.abc import Hashable, Mapping
+from datetime import datetime, UTC
 from math import comb
-from typing import TypeVar
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 

@@ -30,6 +30,8 @@ from .sets import GoldenItem, contains_phrase
 
 Outcome = Literal["pass", "correct_refusal", "incorrect_refusal", "miscited", "missing_phrase",
                   "answered_unanswerable", "not_exact_refusal", "no_reply"]
+RIGHT = frozenset({"pass", "correct_refusal"})
+"""The outcomes that handle an item right (``ItemResult.passed``)."""
 
 
 class ItemResult(BaseModel):
@@ -117,7 +119,7 @@ def score_item(item: GoldenItem, answer: ValidatedAnswer | None, chunk_texts: Ma
     else:
         outcome = "answered_unanswerable" if answer.status == "answered" else "not_exact_refusal"
     return ItemResult(
-        **common, outcome=outcome, passed=outcome in ("pass", "correct_refusal"), status=answer.status,
+        **common, outcome=outcome, passed=outcome in RIGHT, status=answer.status,
         answer_text=answer.answer_text, cited=[f"{pdf} p{page}" for pdf, page in cited],
         citations_on_expected=on_expected, matched_phrase=matched,
         hallucinated_sentences=unsupported_sentences(answer, chunk_texts) if answer.status == "answered" else [],
