@@ -46,8 +46,8 @@ def _words(text: str) -> set[str]:
 
 
 def pair(earlier: list[dict], now: list[dict]) -> list[dict]:
-    """For each earlier unit, the current unit of its PDF holding most of its words (the shorter, then the one on its
-    page, on a tie); none (``unit`` empty: no longer quoted) when the best holds less than half of them."""
+    """For each earlier unit, the current unit of its PDF holding most of its words, one on its page first
+    (``_overlap``); none (``unit`` empty: no longer quoted) when the best holds less than half of them."""
     out = []
     for old in earlier:
         want, page = _words(old["unit"]), old["page"]
@@ -60,8 +60,12 @@ def pair(earlier: list[dict], now: list[dict]) -> list[dict]:
 
 
 def _overlap(want: set[str], page: int, unit: dict) -> tuple[float, int, bool]:
+    """How well ``unit`` covers the earlier unit's words: a unit on its page holding half of them first (a heading the
+    earlier unit had glued on, now cut off, must not send the pair to another page where one still is), then the
+    share held, then the shorter."""
     have = _words(unit["unit"])
-    return len(want & have) / max(1, len(want)), -len(have), unit["page"] == page
+    share = len(want & have) / max(1, len(want))
+    return share if unit["page"] != page or share < 1 / 2 else 1 + share, -len(have), unit["page"] == page
 
 
 def main() -> None:

@@ -12,12 +12,21 @@ from .injection import is_injection
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'.][a-z0-9]+)*")
 # A sentence ends at . ! ? or ; (or a closing quote after them) before a capital or a digit; a footnote mark
-# glued to the full stop ("holder.29 Applicants", "writing.”30 Such") stays with the sentence it ends.
+# glued to the full stop ("holder.29 Applicants", "writing.”30 Such") stays with the sentence it ends. An item
+# numbered in a sentence ("... should (1) test neat impurities; (2) test concentrations ...") opens none.
 _SENTENCE_END = re.compile(
     r"(?:(?<=[.!?;])|(?<=[.!?][\u201d\"])|(?<=[a-z)][.!?]\d)|(?<=[a-z)][.!?]\d\d)|(?<=[.!?][\u201d\"]\d)"
-    r"|(?<=[.!?][\u201d\"]\d\d))\s+(?=[\"'\u201c(\[]?[A-Z0-9]|§|\((?:[a-z]|\d{1,2}|[ivx]{1,4})\) [A-Z])")
-_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "U.S.C.", "U.S.", "No.", "Sec.", "approx.", "vs.", "Fig.", "et al.", "Rev.",
-                  "Vol.")
+    r"|(?<=[.!?][\u201d\"]\d\d))\s+(?!\((?:[a-z]|\d{1,2}|[ivx]{1,4})\) [a-z])"
+    r"(?=[\"'\u201c(\[]?[A-Z0-9]|§|\((?:[a-z]|\d{1,2}|[ivx]{1,4})\) [A-Z])")
+# A numbered paragraph after one its PDF ended without a full stop ("... distribution activities 2.2 Compliance with
+# ..."), unless a word points at the number ("section 2.2 Risk ...") or it is a value ("of 0 and 1.1 While").
+_PARAGRAPH_BREAK = re.compile(
+    r"(?<=[a-z])(?<!\band)(?<!\bor)(?<!\bto)(?<!\bof)(?<!\bas)(?<!\bthan)(?<!\bby)(?<!\bat)(?<!\bfrom)(?<!\bis)"
+    r"(?<!\bare)(?<!\bwith)(?<!\bbetween)(?<!\bpH)(?<![Ss]ection)(?<![Cc]hapter)(?<![Aa]nnex)(?<![Pp]art)"
+    r"(?<![Tt]able)(?<![Ff]igure)(?<![Aa]ppendix)(?<![Pp]aragraph)(?<![Vv]ersion)(?<![Ss]tep)(?<![Pp]age)"
+    r"(?<![Aa]rticle)(?<![Mm]odule)\s+(?=\d{1,2}\.\d{1,2}(?:\.\d{1,2}){0,3}\s+[A-Z][a-z])")
+ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "U.S.C.", "U.S.", "No.", "Sec.", "approx.", "vs.", "Fig.", "et al.", "Rev.",
+                 "Vol.", "a.m.", "p.m.", "Ph. Eur.", "St.")
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -70,16 +79,30 @@ def content_terms(text: str) -> set[str]:
 
 def split_sentences(text: str) -> list[str]:
     protected = text
-    for i, abbr in enumerate(_ABBREVIATIONS):
+    for i, abbr in enumerate(ABBREVIATIONS):
         protected = protected.replace(abbr, abbr.replace(".", f"\u0000{i}\u0000"))
-    parts = _SENTENCE_END.split(" ".join(protected.split()))
+    parts = [p for s in _SENTENCE_END.split(" ".join(protected.split())) for p in _paragraph_breaks(s)]
     restored = []
     for part in parts:
-        for i, abbr in enumerate(_ABBREVIATIONS):
+        for i, abbr in enumerate(ABBREVIATIONS):
             part = part.replace(abbr.replace(".", f"\u0000{i}\u0000"), abbr)
         if part.strip():
             restored.append(part.strip())
     return _closed(restored)
+
+
+def _paragraph_breaks(sentence: str) -> list[str]:
+    """``sentence`` split before each numbered paragraph (``_PARAGRAPH_BREAK``) that follows a sentence: more words
+    than a heading has, or words that open as a sentence does ("A wholesale distributor is ..."). A heading before
+    the number ("Traceability of pharmaceutical products 8.9 Regulations ...") stays for ``heading_end`` to read as
+    the sentence's subject."""
+    out, start = [], 0
+    for found in _PARAGRAPH_BREAK.finditer(sentence):
+        before = sentence[start:found.start()].split()
+        if len(before) > MAX_HEADING_WORDS or _opens_sentence(before):
+            out.append(sentence[start:found.start()])
+            start = found.end()
+    return [*out, sentence[start:]]
 
 
 MAX_JOINED = 2
@@ -121,12 +144,18 @@ def _closed(pieces: list[str]) -> list[str]:
 # The bullet signs every reader of units knows; a PDF's layout adds more (``ingest.layout``). One set, so a list the
 # parser keeps whole is split into the same items wherever a unit is read.
 BULLET_SIGNS = "•●▪◦"
-# the pieces are stripped: spaces around it went with \s*...\s*, read again and again
-_BULLET = re.compile(f"[{BULLET_SIGNS}]")
+# the pieces are stripped: spaces around it went with \s*...\s*, read again and again. A symbol font's bullet keeps
+# its private-use code in the text layer (U+F0B7 for "•", U+F0A7 "▪", U+F02D "-"), and a middle dot standing alone
+# is one too ("... ; and · Describes ..."), and so is a hollow bullet read as the letter "o" after a sentence or a
+# lead-in ("... an EC. o Titre is ..."): each opens an item, or a whole list reads as one run-on.
+_BULLET = re.compile(f"[{BULLET_SIGNS}\uf0b7\uf0a7\uf02d]|(?<!\\S)\u00b7(?!\\S)|(?:^|(?<=[.;:]))\\s*\\bo\\s+(?=[A-Z])")
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])(?!(?:CFR|FR|U\.S\.C)\b)")  # "21 CFR" is a citation
 # A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").
-_TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$")  # noqa: E501
+# A letter or roman numeral marker may also follow a word ("... recommendations in PSG i."): no sentence ends in one;
+# a number may not ("... in Table 2.", "at least 3.").
+_TRAILING_MARKER = re.compile(r"(?<=[:;.,)\d])\s+(?:(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\))$"
+                              r"|(?<=[A-Za-z])\s+(?:[a-z]|[ivx]{1,4})[.)]$")
 _ONLY_MARKER = re.compile(r"^(?:\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)])$")
 MAX_UNIT_WORDS = 80  # longer pieces are run-ons (a list printed without full stops): split into clauses
 
@@ -145,9 +174,23 @@ def sentence_units(text: str) -> tuple[str, ...]:
 def split_units(text: str) -> tuple[str, ...]:
     """``sentence_units`` before a lead-in and its items are joined (a list unit's lead-in and items)."""
     pieces = (p.strip() for sentence in split_sentences(text) for p in _BULLET.split(sentence))
-    units = (_TRAILING_MARKER.sub("", _LEADING_MARKS.sub("", clause)) for p in pieces if p.strip()
+    units = (_TRAILING_MARKER.sub("", _without_paragraph_number(_LEADING_MARKS.sub("", clause))) for p in pieces
+             if p.strip()
              for clause in _clauses(p))
     return tuple(u for u in units if u and not _ONLY_MARKER.match(u))
+
+
+_PARAGRAPH_LEAD = re.compile(r"^\d{1,3}(?:\.\d{1,3}){1,4}\.?\s+([A-Z][a-z]*)\b")
+
+
+def _without_paragraph_number(unit: str) -> str:
+    """A numbered paragraph's number left out when a sentence follows it ("16.1 There should be ...", "18.42 All
+    equipment ..."), as a line number is; kept when the number is what the sentence is about ("1.12.15 Contains a
+    request ...": a section of an application)."""
+    found = _PARAGRAPH_LEAD.match(unit)
+    if found and found.group(1).lower() in _OPENERS:
+        return unit[found.end(1) - len(found.group(1)):]
+    return unit
 
 
 LIST_MAX_WORDS = 120
@@ -162,8 +205,9 @@ def _lists_whole(units: tuple[str, ...], text: str) -> tuple[str, ...]:
     (1) The name of the device serviced;") and the items after it, up to the one that ends a sentence, as one unit:
     what a person quotes. Only when the joined unit is still a verbatim word sequence of ``text`` (a list marker
     left out between two items would make it none) and at most ``LIST_MAX_WORDS`` long. Items that are sentences
-    each ("... as follows: 1. The applicant withdraws. 2. ...") stay units of their own: an answer cites every
-    sentence."""
+    each ("... as follows: 1. The applicant withdraws. 2. ...", "... considered: • Dissolution testing should be
+    ... speed. Dissolution data ...") stay units of their own, and so does their lead-in, not glued to the first
+    one alone: an answer cites every sentence, and quotes the items after a lead-in it quotes."""
     if not any(_LEAD_IN.search(u) for u in units):
         return units
     source = _Source(text)
@@ -175,8 +219,10 @@ def _lists_whole(units: tuple[str, ...], text: str) -> tuple[str, ...]:
             while end < len(units) and size <= LIST_MAX_WORDS and not _STOPS_SENTENCE.search(units[end - 1]):
                 size += len(units[end].split())
                 end += 1
+        sentences = (end == i + 2 and end < len(units) and units[i].rstrip().endswith(":")
+                     and _STOPS_SENTENCE.search(units[i + 1]))
         joined = " ".join(units[i:end])
-        if end > i + 1 and size <= LIST_MAX_WORDS and source.next_is(joined):
+        if end > i + 1 and not sentences and size <= LIST_MAX_WORDS and source.next_is(joined):
             out.append(joined)
             i = end
         else:
@@ -282,7 +328,20 @@ def heading_lines(passage: str) -> tuple[str, ...]:
 
 def _headings(lines: Iterable[str]) -> frozenset[str]:
     spaced = (" ".join(line.split()) for line in lines)
-    return frozenset(h for h in spaced if 0 < h.count(" ") < MAX_HEADING_WORDS and is_label(h))
+    return frozenset(h for h in spaced if 0 < h.count(" ") < MAX_HEADING_WORDS and (is_label(h) or _numbered(h)))
+
+
+_NUMBERED_LINE = re.compile(r"^(?=\S*\d)(?:\d{1,2}|[A-Z])(?:\.(?:\d{1,2}|[A-Z])){1,6}\.? [A-Z]")
+_VERBS = frozenset("should shall must may is are be will can has have was were contains include includes provides "
+                   "describes requires".split())
+
+
+def _numbered(line: str) -> bool:
+    """A line that is a numbered heading set in sentence case ("5.2.1.S Drug substance", "3.2 Risk assessment"): a
+    section number with a dot, a capital after it, no verb and no sentence end. A numbered paragraph's first line
+    wrapped short has a verb, or goes on in lower case (and ``_line_heading_end`` cuts only before a sentence)."""
+    return (bool(_NUMBERED_LINE.match(line)) and not line.endswith(_SENTENCE_PUNCT)
+            and not _VERBS & {t.lower() for t in line.split()})
 
 
 def _balanced(text: str) -> bool:
@@ -476,19 +535,21 @@ def heading_end(unit: str) -> int:
             continue
         bare = token.lower().removesuffix(",")  # "Package Type Generally, labeling ...": an opener with its comma
         opener = ((token[:1].isupper() and token[1:].islower()) or (len(token) == 1 and token.isupper())) and (
-            bare in _OPENERS and bare not in _NOT_OPENERS)
+            bare in _OPENERS and bare not in _NOT_OPENERS) and not (bare == "no" and following[:1].isdigit())
         if opener:
             opens = (following[:1].islower() or following[:1].isdigit()
                      or (bare in _DETERMINERS and bool(_ACRONYM.match(following))) or _shouted(tokens[:j]))
         else:  # a list marker or a numbered paragraph opens the text under a heading
-            numbered = (bool(_PARAGRAPH_NUMBER.match(token)) and j >= 2  # not "Table 2.1 Summary", not "§ 211.1 Scope"
-                        and before.lower() not in ("§", "§§", "section", "part", "sec.", "table", "figure"))
+            numbered = (bool(_PARAGRAPH_NUMBER.match(token)) and (j >= 2 or _shouted(tokens[:j]))  # not "Table 2.1
+                        and before.lower() not in _POINTING)  # Summary", "§ 211.1 Scope"; "INTRODUCTION 2.1 Wholesale"
             opens = (bool(_LIST_MARK.match(token)) or numbered) and following[:1].isupper()
         if opens and _heading_prefix(tokens[:j]):
             return len(" ".join(tokens[:j])) + 1
     return 0
 
 
+_POINTING = frozenset("§ §§ section part sec. table figure annex chapter appendix".split())
+"""Words before a number that point at a provision ("Table 2.1 Summary"): the number opens no paragraph."""
 _SEE = re.compile(r"^\(?(?:See|see|Cf\.|cf\.)(?: also)?\b")
 
 
@@ -529,9 +590,12 @@ def is_reference(unit: str) -> bool:
         _reference_word(t.strip("\"“”")) for t in tokens)
 
 
-_CODE_SECTION_TITLE = re.compile(r"^§{1,2} ?\d{1,4}(?:\.\d{1,4}){0,3}[a-z]? [A-Z][^.;:?!]{0,200}\.$")
+_CODE_SECTION_TITLE = re.compile(
+    r"^(?:§{1,2} ?\d{1,4}(?:\.\d{1,4}){0,3}|\d{3}\.\d{1,3})[a-z]? [A-Z][^.;:?!]{0,200}\.$")
 """A section of the Code and its title, the one sentence end at its end: "§ 211.87 Retesting of approved components,
-drug product containers, and closures." """
+drug product containers, and closures.", or the title's number without its sign ("211.46 Ventilation, air
+filtration, air heating and cooling."): a part of the Code has three digits, a guideline's paragraph fewer
+("9.21 Periodic stock reconciliation should be performed ...")."""
 
 
 @lru_cache(maxsize=16384)

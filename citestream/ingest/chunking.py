@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..core.text_units import BULLET_SIGNS
+from ..core.text_units import ABBREVIATIONS, BULLET_SIGNS
 from .layout import Block
 
 CHILD_CHARS = 800
@@ -107,7 +107,8 @@ def child_pieces_from_blocks(blocks: list[Block]) -> list[Piece]:
                 lead_in = ""
                 if key is not None and part_key[0] == key[0]:  # a sentence a block boundary cut, on one page
                     ending, part = _sentence_end(current, part)
-                    current += [ending] if ending else []
+                    if ending:
+                        current[-1:] = [current[-1] + ending] if _cut_word(current[-1]) else [current[-1], ending]
                     lead_in = _trailing_lead_in(current) if part_key == key else ""
                 flush()
                 if lead_in:  # a lead-in goes with the list it announces, not at the end of the child before
@@ -146,19 +147,68 @@ _CONTINUATION = re.compile(r"^[a-z]")  # not "(": "(4) As applicable, ..." is a 
 # At a page break the rest may open with a figure ("... under 21 CFR" | "314.94(a)(8) ..."), not with a list number.
 # Bounded repeats: an inline document is read whole, and "\d+...\S*\s+" backtracks quadratically on a run of digits.
 _PAGE_CONTINUATION = re.compile(r"^(?:[a-z]|\d{1,12}(?:\.\d{1,12})+\b|\d{1,12}(?![.)]\s)\S{0,80}\s+[a-z])")
-_FIRST_END = re.compile(r"^.*?[.!?;:](?=\s|$)")
+_END = re.compile(r"[.!?;:](?=\s|$)")
 
 
-def _sentence_end(current: list[str], part: str, continuation: re.Pattern = _CONTINUATION) -> tuple[str, str]:
+def _first_sentence(text: str) -> str:
+    """``text`` up to its first sentence end (., !, ?, ; or : before a space) that is no abbreviation's ("i.e.",
+    "U.S."), within half a child; "" when there is none."""
+    for found in _END.finditer(text, 0, CHILD_CHARS // 2):
+        head = text[:found.end()]
+        if not head.endswith(ABBREVIATIONS):
+            return head if found.end() == len(text) or text[found.end()].isspace() else ""
+    return ""
+
+
+def _sentence_end(current: list[str], part: str, page_turn: bool = False) -> tuple[str, str]:
     """When the piece being closed stops mid-sentence and ``part`` carries on with that sentence ("... reported to
     FDA" | "only in the IND annual report. ..."), the rest of the sentence, to go with the piece, and what is left
-    of ``part``; else ``("", part)``. A sentence split between two chunks is quoted by neither whole."""
-    if not current or not _OPEN_END.search(current[-1]) or not continuation.match(part):
+    of ``part``; else ``("", part)``. A sentence split between two chunks is quoted by neither whole. The rest may
+    open with a capital when it closes a quotation the piece left open, and at a page turn after a comma; it may
+    open with a figure at a page turn."""
+    if not current or not _OPEN_END.search(current[-1]):
         return "", part
-    found = _FIRST_END.match(part)
-    if found is None or len(found.group(0)) > CHILD_CHARS / 2:
+    last = current[-1]
+    if not ((_PAGE_CONTINUATION if page_turn else _CONTINUATION).match(part) or _hangs(last, part)
+            or _closes_its_quotation(last, part) or (page_turn and _after_a_comma(last, part))):
         return "", part
-    return found.group(0), part[found.end():].strip()
+    first = _first_sentence(part)
+    if not first:
+        return "", part
+    return first, part[len(first):].strip()
+
+
+def _after_a_comma(text: str, part: str) -> bool:
+    """The next page's body opens with the rest of a sentence the page left at a comma ("When an approved drug product
+    is not marketed," | "FDA moves ..."). Footnotes are pieces of their own, so the body does go on."""
+    return text.endswith(",") and part[:1].isupper() and not _LIST_ITEM.match(part)
+
+
+def _closes_its_quotation(text: str, part: str) -> bool:
+    """``part`` closes a quotation the last sentence of ``text`` left open ("... should be “Returned by Accomplishing"
+    | "Organization” in FACTS ...")."""
+    tail, first = text[-CHILD_CHARS // 2:].rsplit(". ", 1)[-1], part[:CHILD_CHARS // 2].split(". ", 1)[0]
+    return tail.count("\u201c") > tail.count("\u201d") and first.count("\u201d") > first.count("\u201c")
+
+
+def _joined(text: str, rest: str) -> str:
+    """``text`` and the rest of its last sentence, on a line of their own; a word cut at its hyphen is joined whole
+    ("pre-" + "BLA)" → "pre-BLA)")."""
+    return f"{text}{rest}" if _cut_word(text) else f"{text}\n{rest}"
+
+
+def _cut_word(text: str) -> bool:
+    return text.endswith("-") and not text.endswith(" -")
+
+
+_ACRONYM_START = re.compile(r"^[A-Z]{2,}[),;\s]")
+
+
+def _hangs(text: str, part: str) -> bool:
+    """A word cut at its hyphen, whose rest is an acronym: "... license application (pre-" | "BLA) meetings". (Any
+    capital after a hyphen is no such sign: the next piece may be a footnote, "... and Question-" | "See, e.g., ...";
+    nor is a bracket left open: "... within plus or" | "21 CFR 320.22(a).")"""
+    return _cut_word(text) and bool(_ACRONYM_START.match(part))
 
 
 def _across_pages(pieces: list[Piece]) -> list[Piece]:
@@ -183,15 +233,15 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
         nxt = out[turn]
         if nxt.kind != "text" or nxt.page != piece.page + 1 or nxt.section != piece.section:
             continue
-        ending, rest = _sentence_end([piece.text.rsplit("\n", 1)[-1]], nxt.text, _PAGE_CONTINUATION)
+        ending, rest = _sentence_end([piece.text.rsplit("\n", 1)[-1]], nxt.text, page_turn=True)
         if not ending and piece.text.rstrip().endswith(":"):
             ending, rest = _list_items(nxt.text)
             if not ending:  # no list marker: the first item is the next page's first sentence
-                found = _FIRST_END.match(nxt.text)
-                if found is not None and len(found.group(0)) <= CHILD_CHARS / 2:
-                    ending, rest = found.group(0), nxt.text[found.end():].strip()
+                first = _first_sentence(nxt.text)
+                if first:
+                    ending, rest = first, nxt.text[len(first):].strip()
         if ending:
-            out[i] = Piece(piece.page, f"{piece.text}\n{ending}", piece.section, piece.kind)
+            out[i] = Piece(piece.page, _joined(piece.text, ending), piece.section, piece.kind)
             out[turn] = Piece(nxt.page, rest, nxt.section, nxt.kind)
     return [p for p in out if p.text]
 

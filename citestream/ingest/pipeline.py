@@ -34,13 +34,16 @@ from .title import read_title
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-13"
+PIPELINE_VERSION = "ingest-14"
 """Bump when parsing, chunking or the units read from a chunk change (their vectors are stored), so unchanged files
 are re-chunked once (stored in documents.metadata, with the relevance embedder that computed the sentence vectors:
 another one re-ingests too, see ``pipeline_version``). ingest-10: a heading line glued to a sentence is cut off;
 ingest-11: a lead-in and its list are one unit; ingest-12: a numbered heading is cut off though the splitter took
 its number, no sentence ends inside a bracket or quotation it opened, and a space drawn inside a ligature is dropped;
-ingest-13: a line that opens in lower case is never a heading (it went on from the sentence before it)."""
+ingest-13: a line that opens in lower case is never a heading (it went on from the sentence before it); ingest-14: a
+symbol font's bullets open list items, a lead-in whose items are sentences stands alone, a numbered paragraph opens a
+unit after one with no full stop, a list marker after a word is left out, and a word cut at its hyphen gets its
+acronym back from the next block."""
 PIPELINE_KEY = "_ingest_pipeline"
 ISSUER_KEY = "_issuer"
 """In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads

@@ -210,3 +210,57 @@ def test_a_list_stays_split_when_whole_it_would_be_no_sentence_or_no_quote():
     # a marker between two items that the units leave out: joined, the unit would quote words that are not there
     marked = "Records must include: a. the name of the device; b. the date it was received; c. the reply."
     assert all(" ".join(u.split()) in " ".join(marked.split()) for u in sentence_units(marked))
+
+
+def test_items_that_are_sentences_leave_their_lead_in_whole_not_glued_to_the_first():
+    # Clinical_Pharmacology_Bioavailability_Studies.pdf, appendix C: glued, the lead-in quoted the first point only
+    text = ("The following points should be considered during the evaluation of dose dumping:\n"
+            "• Dissolution testing should be conducted using the optimal apparatus. Data should come from 12 units.\n"
+            "• The following alcohol concentrations are recommended: 0, 5, 20, and 40 percent.")
+    assert sentence_units(text) == (
+        "The following points should be considered during the evaluation of dose dumping:",
+        "Dissolution testing should be conducted using the optimal apparatus.", "Data should come from 12 units.",
+        "The following alcohol concentrations are recommended: 0, 5, 20, and 40 percent.")
+
+
+def test_a_symbol_fonts_bullets_and_a_lone_middle_dot_open_list_items():
+    # Q7_Guideline.pdf 6.30: U+F02D bullets read as one run-on, then cut at every semicolon
+    q7 = ("6.30 Records should be maintained including:\n\uf02d The name of the manufacturer; the name of the "
+          "supplier;\n\uf02d Records tracing the use of materials; and\n\uf02d The final decision regarding rejected "
+          "materials.")
+    assert sentence_units(q7) == ("6.30 Records should be maintained including: The name of the manufacturer; the "
+                                  "name of the supplier; Records tracing the use of materials; and The final decision "
+                                  "regarding rejected materials.",)
+    assert sentence_units("Passed · Delete data: Passed") == ("Passed", "Delete data: Passed")
+    assert sentence_units("The dose is 5 mg·kg per day.") == ("The dose is 5 mg·kg per day.",)  # not a bullet
+
+
+def test_a_list_marker_left_after_a_word_is_not_quoted_but_a_number_ending_a_sentence_is():
+    form = "Deviation from recommendations in PSG\ni. No\nii. Yes, with minor deviation (e.g., study design, etc.)"
+    assert sentence_units(form)[0] == "Deviation from recommendations in PSG"
+    table = "The results are shown in Table 2. The batch passed."
+    assert sentence_units(table)[0] == "The results are shown in Table 2."
+
+
+def test_a_numbered_paragraph_opens_a_unit_though_the_one_before_has_no_full_stop():
+    # pi-044-1-pics-gdp-aide-memoire.pdf 2.1/2.2: the PDF ends paragraph 2.1 without a full stop
+    gdp = ("A wholesale distributor is an operator who conducts wholesale distribution activities\n2.2 Compliance with "
+           "Good Distribution Practice (GDP) by manufacturers and wholesale distributors is a key element.")
+    assert [u.quote for u in read_units(gdp)] == [
+        "A wholesale distributor is an operator who conducts wholesale distribution activities",
+        "2.2 Compliance with Good Distribution Practice (GDP) by manufacturers and wholesale distributors is a key "
+        "element."]
+    # a number a word points at, or a value, opens nothing
+    assert len(sentence_units("Risks are assessed as described in the quality manual section 2.2 Risk Ranking.")) == 1
+    assert len(sentence_units("Parameter 2 has a range of values between 0 and 1.1 While the approach is.")) == 1
+    # a paragraph's number before a sentence is left out; a section's number the sentence is about is kept
+    assert sentence_units("The record is kept by the quality unit\n16.1 There should be a written procedure.")[1] == (
+        "There should be a written procedure.")
+    assert sentence_units("1.12.15 Contains a request to waive the requirement.") == (
+        "1.12.15 Contains a request to waive the requirement.",)
+
+
+def test_a_heading_set_in_capitals_is_cut_before_its_first_numbered_paragraph():
+    (unit,) = read_units("INTRODUCTION 2.1 Wholesale distribution is all activities consisting of procuring goods.")
+    assert unit.quote.startswith("2.1 Wholesale") and unit.about
+    assert read_units("TABLE 2.1 Summary of the results for the batches tested here.")[0].quote.startswith("TABLE")

@@ -117,6 +117,18 @@ def test_a_child_keeps_the_end_of_a_sentence_a_block_boundary_cut_on_its_page():
     assert list_item[0].text.endswith("reported to FDA")  # an enumerated item is not the rest of the sentence
 
 
+def test_a_word_cut_at_its_hyphen_gets_its_acronym_back_but_no_capitalised_block():
+    """Target_Product_Profile_A_72566.pdf page 6: "... pre-biologics license application (pre-" | "BLA) meetings,
+    when ...": the rest of the word, an acronym, opens the next block; a capitalised word may open a footnote."""
+    filler = "A well-organized TPP can save meeting time for discussion of issues. " * 9
+    head = Block(1, f"{filler}It is especially important at pre-new drug application (pre-NDA) and (pre-", "text", "S")
+    rest = "The TPP is part of the proprietary IND file, and it is kept with the other meeting records. " * 3
+    pieces = child_pieces_from_blocks([head, Block(1, f"BLA) meetings, when it can help. {rest}", "text", "S")])
+    assert pieces[0].text.endswith("(pre-BLA) meetings, when it can help.")
+    footnote = child_pieces_from_blocks([head, Block(1, f"See, e.g., section 505(j)(4)(A). {rest}", "text", "S")])
+    assert footnote[0].text.endswith("(pre-")
+
+
 def test_issuer_from_the_first_pages_when_no_manifest(tmp_path):
     folder = tmp_path / "no-manifest"
     folder.mkdir()
