@@ -146,9 +146,9 @@ def _closed(pieces: list[str]) -> list[str]:
 BULLET_SIGNS = "•●▪◦"
 # the pieces are stripped: spaces around it went with \s*...\s*, read again and again. A symbol font's bullet keeps
 # its private-use code in the text layer (U+F0B7 for "•", U+F0A7 "▪", U+F02D "-"), and a middle dot standing alone
-# is one too ("... ; and · Describes ..."), and so is a hollow bullet read as the letter "o" after a sentence or a
-# lead-in ("... an EC. o Titre is ..."): each opens an item, or a whole list reads as one run-on.
-_BULLET = re.compile(f"[{BULLET_SIGNS}\uf0b7\uf0a7\uf02d]|(?<!\\S)\u00b7(?!\\S)|(?:^|(?<=[.;:]))\\s*\\bo\\s+(?=[A-Z])")
+# is one too ("... ; and · Describes ..."), and so is a hollow bullet read as the letter "o" before a capital ("... an
+# EC. o Titre is ...", "... and pause o RTD and ..."): each opens an item, or a whole list reads as one run-on.
+_BULLET = re.compile(f"[{BULLET_SIGNS}\uf0b7\uf0a7\uf02d]|(?<!\\S)[\u00b7o]\\s+(?=[A-Z])|(?<!\\S)\u00b7(?!\\S)")
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])(?!(?:CFR|FR|U\.S\.C)\b)")  # "21 CFR" is a citation
 # A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").
@@ -235,15 +235,16 @@ def _lists_whole(units: tuple[str, ...], text: str) -> tuple[str, ...]:
 class _Source:
     """A text's words, read in order: is the next unit a verbatim word sequence where the last one ended? Each look
     reads a window just past the last unit's end (markers left out between units are short), so a text is read
-    once, however many lists it holds."""
+    once, however many lists it holds. A hollow bullet read as "o" is no word of either: the joined list leaves it
+    out."""
 
     SLACK = 200
 
     def __init__(self, text: str):
-        self.words, self.at = f" {' '.join(passage_words(text))} ", 0
+        self.words, self.at = f" {' '.join(w for w in passage_words(text) if w != 'o')} ", 0
 
     def next_is(self, unit: str) -> bool:
-        needle = f" {' '.join(words(unit))} "
+        needle = f" {' '.join(w for w in words(unit) if w != 'o')} "
         found = self.words.find(needle, self.at, self.at + len(needle) + self.SLACK)
         if found >= 0:
             self.at = found + len(needle) - 1

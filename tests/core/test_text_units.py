@@ -233,6 +233,11 @@ def test_a_symbol_fonts_bullets_and_a_lone_middle_dot_open_list_items():
                                   "regarding rejected materials.",)
     assert sentence_units("Passed · Delete data: Passed") == ("Passed", "Delete data: Passed")
     assert sentence_units("The dose is 5 mg·kg per day.") == ("The dose is 5 mg·kg per day.",)  # not a bullet
+    # Q12's annexes and Q13 set hollow bullets that the text layer reads as the letter "o"
+    assert sentence_units("Viability is not considered an EC. o Titre is predicted through a process model.") == (
+        "Viability is not considered an EC.", "Titre is predicted through a process model.")
+    assert sentence_units("Strategy for start-up and pause o RTD and material traceability") == (
+        "Strategy for start-up and pause", "RTD and material traceability")
 
 
 def test_a_list_marker_left_after_a_word_is_not_quoted_but_a_number_ending_a_sentence_is():
