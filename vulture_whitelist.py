@@ -76,3 +76,4 @@ threshold_ceiling       # training/train.py: read by scripts/relevance_ranking.p
 KINDS                   # core/slots.py: tests/core/test_slots.py checks the record model's AskedSlot against it
 _.intra_op_num_threads, _.inter_op_num_threads  # relevance/onnx_runtime.py: read by onnxruntime's SessionOptions
 get_next                                                                   # relevance/onnx_runtime.py: called by onnxruntime's calibrator
+_.answer_texts_found     # training/written.py: tests/training/test_written.py checks how many written answer texts realign

@@ -67,6 +67,7 @@ class WrittenQuestion:
     answer_pages: list[int] = field(default_factory=list)
     answers: list[tuple[int, Unit]] = field(default_factory=list)   # aligned now
     related: list[tuple[int, Unit]] = field(default_factory=list)
+    answer_texts_found: int = 0  # of ``answer_texts``: two of them may now be one unit ("... the Ph." | "Eur., ...")
 
 
 @dataclass
@@ -125,6 +126,9 @@ def _key(text: str) -> tuple[str, ...]:
 CONTAINED = 0.95
 """How well a unit that holds ``text`` whole, word for word, matches it (a list item written against the parser
 before lists were kept whole, ingest-11): better than any unit sharing less."""
+WITHIN = 0.9
+"""How well a unit held whole, word for word, inside ``text`` matches it when it has at least a third of its words
+(items a symbol font's bullets now set apart, ingest-14: "... for the software. · The data and ...")."""
 
 
 def find_unit(document: Document, text: str, page: int) -> tuple[int, Unit] | None:
@@ -145,6 +149,8 @@ def find_unit(document: Document, text: str, page: int) -> tuple[int, Unit] | No
         score = min(shared / len(set(wanted)), shared / max(1, len(set(have))))
         if whole in f" {' '.join(have)} ":  # an item now inside its lead-in's list unit
             score = max(score, CONTAINED)
+        elif 3 * len(have) >= len(wanted) and f" {' '.join(have)} " in whole:  # a run-on now cut into its items
+            score = max(score, WITHIN)
         if score > best_score or (score == best_score and best is not None
                                   and abs(pages[passage] - page) < abs(pages[best[0]] - page)):
             best, best_score = (passage, unit), score
@@ -161,9 +167,9 @@ def align_questions(questions: Sequence[WrittenQuestion], documents: dict[str, D
         if document is None:
             continue
         pages = q.answer_pages or [q.page]
-        q.answers = _found(document, q.answer_texts, pages)
+        q.answers, q.answer_texts_found = _found(document, q.answer_texts, pages)
         answering = {id(u) for _, u in q.answers}
-        q.related = [pu for pu in _found(document, q.related_texts, [q.page]) if id(pu[1]) not in answering]
+        q.related = [pu for pu in _found(document, q.related_texts, [q.page])[0] if id(pu[1]) not in answering]
         if q.answerable and not q.answers:
             continue
         if q.answers or q.related:
@@ -182,11 +188,14 @@ def align_claims(claims: Sequence[WrittenClaim], documents: dict[str, Document])
     return kept
 
 
-def _found(document: Document, texts: Sequence[str], pages: Sequence[int]) -> list[tuple[int, Unit]]:
-    """Each text's unit, looked for around each of ``pages`` in turn (the answering units' pages)."""
+def _found(document: Document, texts: Sequence[str], pages: Sequence[int]) -> tuple[list[tuple[int, Unit]], int]:
+    """Each text's unit, looked for around each of ``pages`` in turn (the answering units' pages), each unit once;
+    and how many of the texts found one (two texts cut apart by an older parser may now be one unit)."""
     out: list[tuple[int, Unit]] = []
+    found = 0
     for text in texts:
         hit = next((h for p in dict.fromkeys(pages) if (h := find_unit(document, text, p)) is not None), None)
+        found += hit is not None
         if hit is not None and all(hit[1] is not u for _, u in out):
             out.append(hit)
-    return out
+    return out, found

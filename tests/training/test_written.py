@@ -76,7 +76,7 @@ def test_items_align_to_the_documents_as_parsed_now():
     aligned = align_questions(load_questions(), documents)
     assert len(aligned) >= 0.98 * len(QUESTIONS)
     answerable = [q for q in aligned if q.answerable]
-    assert sum(len(q.answers) == len(q.answer_texts) for q in answerable) >= 0.97 * len(answerable)
+    assert sum(q.answer_texts_found == len(q.answer_texts) for q in answerable) >= 0.97 * len(answerable)
     assert len(align_claims(load_claims(), documents)) >= 0.98 * len(CLAIMS)
 
 
