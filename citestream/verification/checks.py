@@ -24,6 +24,8 @@ ANTONYM_ROOTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("allow", "permit", "accept"), ("prohibit", "forbid", "reject", "disallow")),
     (("includ",), ("exclud",)),
     (("maximum", "upper"), ("minimum", "lower")),
+    (("written",), ("oral", "verbal")),
+    (("same", "identical"), ("different", "differ")),
 )
 
 # Words that make a relation asymmetric: what stands on each side matters.
@@ -50,15 +52,18 @@ def negated_where(sentence: str, claim: str) -> bool:
     return negated(" ".join(about or clauses))
 
 
-def _has_root(words: list[str], roots: tuple[str, ...]) -> bool:
-    return any(w.startswith(r) for w in words for r in roots)
+def _with_root(words: list[str], roots: tuple[str, ...]) -> set[str]:
+    return {w for w in words if w.startswith(roots)}
 
 
 def direction_conflict(claim: str, evidence: str) -> str | None:
+    """The claim has a word of one direction the evidence never uses, where the evidence has a word of the opposite
+    direction the claim never uses: "send FDA the optional notification" against "submit the required notification"
+    (both say "must": the words they share decide nothing)."""
     cw, ew = normalized_words(claim), normalized_words(evidence)
     for left, right in ANTONYM_ROOTS:
         for mine, other in ((left, right), (right, left)):
-            if _has_root(cw, mine) and not _has_root(cw, other) and _has_root(ew, other) and not _has_root(ew, mine):
+            if _with_root(cw, mine) - set(ew) and _with_root(ew, other) - set(cw) and not _with_root(ew, mine):
                 return f"claim says {'/'.join(mine)}… where the evidence says {'/'.join(other)}…"
     return None
 

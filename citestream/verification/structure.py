@@ -6,7 +6,9 @@ against the sentence's clauses with the same predicate and the same undergoer (o
 * **actor swapped** — the sentence names who does it, and it is not the claim's doer ("the applicant selects the
   reference standard" against "the reference standard selected by FDA"; two parties that trade places too);
 * **polarity flipped** — the sentence's clause is negated where the claim's is not, or the reverse, its negation
-  read where the parse puts it ("does not consider", "no … is required", "need not", "is not necessary to …").
+  read where the parse puts it ("does not consider", "no … is required", "need not", "is not necessary to …");
+* **undergoer swapped** — the sentence does the claim's act to another party ("notify the applicant" against
+  "notify FDA").
 
 A clause whose predicate the sentence does not use is not compared: a restatement may change the verb, and then
 the model and the other checks decide. Who and what the claim is about (its doers and subjects) must also be
@@ -60,6 +62,29 @@ def _polarity_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
     return f"polarity differs on '{claim.predicate}': the claim {claimed} it, the evidence {stated} it"
 
 
+PARTIES = frozenset("fda agency applicant sponsor manufacturer holder investigator firm distributor wholesaler "
+                    "inspector petitioner cder cber".split())
+"""Who a rule is between: a party the claim has undergo an act ("notify the applicant") is not one the sentence has
+undergo it ("notify FDA")."""
+
+
+def _undergoer_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None:
+    """The sentence states the claim's act, by the same doer or none named, done to another party."""
+    mine = {p for p in claim.patients if stem(p) in PARTIES}
+    if not mine:
+        return None
+    for e in theirs:
+        if not _same(claim.predicate, e.predicate):
+            continue
+        if claim.agents and e.agents and not _shares(claim.agents, e.agents):
+            continue
+        stated = {p for p in e.patients if stem(p) in PARTIES}
+        if stated and not _shares(frozenset(mine), frozenset(stated)):
+            return (f"who undergoes '{claim.predicate}' differs: the claim says {'/'.join(sorted(mine))}, the evidence "
+                    f"{'/'.join(sorted(stated))}")
+    return None
+
+
 def _as_document(clause: Clause, names: frozenset[str]) -> Clause:
     """A doer that is the document itself, as one party on both sides: "PI 044-1 applies" (the claim names the
     sentence's document) and "This document applies" (the sentence names itself)."""
@@ -80,9 +105,8 @@ def structural_conflict(claim: str, sentence: str, authority: str = "",
         mine_all = tuple(_as_document(c, document) for c in mine_all)
     for mine in mine_all:
         aligned = [e for e in theirs if _about_the_same(mine, e)]
-        if not aligned:
-            continue
-        found = _actor_conflict(mine, aligned) or _polarity_conflict(mine, aligned)
+        found = (_actor_conflict(mine, aligned) or _polarity_conflict(mine, aligned) if aligned else None) or (
+            _undergoer_conflict(mine, theirs))
         if found:
             return found
     return None
