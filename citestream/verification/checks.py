@@ -56,11 +56,22 @@ def _with_root(words: list[str], roots: tuple[str, ...]) -> set[str]:
     return {w for w in words if w.startswith(roots)}
 
 
+_DIRECTION_PHRASES = ((re.compile(r"\bin advance of\b", re.IGNORECASE), "before"),
+                      (re.compile(r"\bsubsequent to\b", re.IGNORECASE), "after"))
+"""Phrases that say a direction in words no root list can hold ("advance" is also "advanced")."""
+
+
+def _direction_words(text: str) -> list[str]:
+    for phrase, word in _DIRECTION_PHRASES:
+        text = phrase.sub(word, text)
+    return normalized_words(text)
+
+
 def direction_conflict(claim: str, evidence: str) -> str | None:
     """The claim has a word of one direction the evidence never uses, where the evidence has a word of the opposite
     direction the claim never uses: "send FDA the optional notification" against "submit the required notification"
     (both say "must": the words they share decide nothing)."""
-    cw, ew = normalized_words(claim), normalized_words(evidence)
+    cw, ew = _direction_words(claim), _direction_words(evidence)
     for left, right in ANTONYM_ROOTS:
         for mine, other in ((left, right), (right, left)):
             if _with_root(cw, mine) - set(ew) and _with_root(ew, other) - set(cw) and not _with_root(ew, mine):

@@ -15,6 +15,7 @@ COMMENTS = "In general, FDA does not intend to provide preliminary written comme
     ("Applicants must send FDA the optional notification of commercial marketing within the 30-day time frame",
      NOTICE),
     ("FDA generally does not intend to provide preliminary oral comments before an MCRM", COMMENTS),
+    ("FDA generally does not intend to provide preliminary written comments after an MCRM", COMMENTS),
     ("The guidance will replace an existing 1998 draft guidance of a different name",
      "The guidance will replace an existing 1998 draft guidance of the same name."),
 ])
