@@ -148,7 +148,7 @@ BULLET_SIGNS = "•●▪◦"
 # its private-use code in the text layer (U+F0B7 for "•", U+F0A7 "▪", U+F02D "-"), and a middle dot standing alone
 # is one too ("... ; and · Describes ..."), and so is a hollow bullet read as the letter "o" before a capital ("... an
 # EC. o Titre is ...", "... and pause o RTD and ..."): each opens an item, or a whole list reads as one run-on.
-_BULLET = re.compile(f"[{BULLET_SIGNS}\uf0b7\uf0a7\uf02d]|(?<!\\S)[\u00b7o]\\s+(?=[A-Z])|(?<!\\S)\u00b7(?!\\S)")
+_BULLET = re.compile(f"[{BULLET_SIGNS}\uf0b7\uf0a7\uf02d]|(?<!\\S)\u00b7(?!\\S)|(?<!\\S)o\\s+(?=[A-Z])")
 _CLAUSE_END = re.compile(r"(?<=[;:])\s+")
 _LEADING_MARKS = re.compile(r"^(?:\d{1,4}\s+)+(?=[A-Z\u201c\"(])(?!(?:CFR|FR|U\.S\.C)\b)")  # "21 CFR" is a citation
 # A list item's marker that sentence splitting left at the end of the item before ("... as follows: a.").
