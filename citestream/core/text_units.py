@@ -189,7 +189,7 @@ def _without_paragraph_number(unit: str) -> str:
     request ...": a section of an application)."""
     found = _PARAGRAPH_LEAD.match(unit)
     if found and found.group(1).lower() in _OPENERS:
-        return unit[found.end(1) - len(found.group(1)):]
+        return unit[found.start(1):]
     return unit
 
 

@@ -52,7 +52,7 @@ def negated_where(sentence: str, claim: str) -> bool:
     return negated(" ".join(about or clauses))
 
 
-def _with_root(words: list[str], roots: tuple[str, ...]) -> set[str]:
+def _with_root(words: set[str], roots: tuple[str, ...]) -> set[str]:
     return {w for w in words if w.startswith(roots)}
 
 
@@ -61,10 +61,10 @@ _DIRECTION_PHRASES = ((re.compile(r"\bin advance of\b", re.IGNORECASE), "before"
 """Phrases that say a direction in words no root list can hold ("advance" is also "advanced")."""
 
 
-def _direction_words(text: str) -> list[str]:
+def _direction_words(text: str) -> set[str]:
     for phrase, word in _DIRECTION_PHRASES:
         text = phrase.sub(word, text)
-    return normalized_words(text)
+    return set(normalized_words(text))
 
 
 def direction_conflict(claim: str, evidence: str) -> str | None:
@@ -74,7 +74,7 @@ def direction_conflict(claim: str, evidence: str) -> str | None:
     cw, ew = _direction_words(claim), _direction_words(evidence)
     for left, right in ANTONYM_ROOTS:
         for mine, other in ((left, right), (right, left)):
-            if _with_root(cw, mine) - set(ew) and _with_root(ew, other) - set(cw) and not _with_root(ew, mine):
+            if _with_root(cw, mine) - ew and _with_root(ew, other) - cw and not _with_root(ew, mine):
                 return f"claim says {'/'.join(mine)}… where the evidence says {'/'.join(other)}…"
     return None
 

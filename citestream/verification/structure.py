@@ -70,7 +70,7 @@ undergo it ("notify FDA")."""
 
 def _undergoer_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None:
     """The sentence states the claim's act, by the same doer or none named, done to another party."""
-    mine = {p for p in claim.patients if stem(p) in PARTIES}
+    mine = frozenset(p for p in claim.patients if stem(p) in PARTIES)
     if not mine:
         return None
     for e in theirs:
@@ -78,8 +78,8 @@ def _undergoer_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None
             continue
         if claim.agents and e.agents and not _shares(claim.agents, e.agents):
             continue
-        stated = {p for p in e.patients if stem(p) in PARTIES}
-        if stated and not _shares(frozenset(mine), frozenset(stated)):
+        stated = frozenset(p for p in e.patients if stem(p) in PARTIES)
+        if stated and not _shares(mine, stated):
             return (f"who undergoes '{claim.predicate}' differs: the claim says {'/'.join(sorted(mine))}, the evidence "
                     f"{'/'.join(sorted(stated))}")
     return None
@@ -105,8 +105,8 @@ def structural_conflict(claim: str, sentence: str, authority: str = "",
         mine_all = tuple(_as_document(c, document) for c in mine_all)
     for mine in mine_all:
         aligned = [e for e in theirs if _about_the_same(mine, e)]
-        found = (_actor_conflict(mine, aligned) or _polarity_conflict(mine, aligned) if aligned else None) or (
-            _undergoer_conflict(mine, theirs))
+        found = (_actor_conflict(mine, aligned) or _polarity_conflict(mine, aligned)
+                 or _undergoer_conflict(mine, theirs))
         if found:
             return found
     return None
