@@ -26,6 +26,7 @@ $(VENV)/.installed: pyproject.toml requirements.lock requirements-nodeps.lock re
 	$(PIP) install -q --require-hashes -r requirements.lock
 	$(PIP) install -q --require-hashes --no-deps -r requirements-nodeps.lock
 	$(PIP) install -q --no-deps --no-build-isolation -e .
+	$(PY) -c "from citestream.verification.synonyms import prepare; print('WordNet synonyms in', prepare())"
 	touch $@
 
 # Re-pin the lock files after a change of pyproject.toml's dependencies (needs PyPI; scripts/lock.sh says which).

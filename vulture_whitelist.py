@@ -77,3 +77,4 @@ KINDS                   # core/slots.py: tests/core/test_slots.py checks the rec
 _.intra_op_num_threads, _.inter_op_num_threads  # relevance/onnx_runtime.py: read by onnxruntime's SessionOptions
 get_next                                                                   # relevance/onnx_runtime.py: called by onnxruntime's calibrator
 _.answer_texts_found     # training/written.py: tests/training/test_written.py checks how many written answer texts realign
+prepare                  # verification/synonyms.py: the Makefile's install and the Dockerfile call it

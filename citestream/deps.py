@@ -185,8 +185,10 @@ class Deps:
         verified here (seconds when the weights are new), the corpus lexicon the reading needs is read, and each
         runtime's first-call allocations are paid. Without it a fresh worker's first answer took 11 s (issue 53). The
         dependency parser the premise and claim checks read is loaded too: its import and load held the GIL for ~1 s
-        inside the first questions that reached it (py-spy, 2026-11-30)."""
+        inside the first questions that reached it (py-spy, 2026-11-30). So is WordNet, which the word checks read
+        for synonyms (~3 s to load)."""
         from .core.clauses import clauses
+        from .verification.synonyms import synonymous
 
         question = "How many days does the agency have to decide whether to file an application?"
         texts = ["The agency has 60 days after it receives an application to decide whether to file it."]
@@ -197,6 +199,7 @@ class Deps:
             self.relevance.score(f"Our firm has filed one. {question}", texts)  # the background judge, when on
             self.claim_relevance.score(question, texts)
             clauses(texts[0])
+            synonymous("decide", "determine")
         except Exception as exc:  # noqa: BLE001 - a warm-up: the first question pays instead
             log.warning("warm-up pass failed (%s: %s); the first question loads what it needs", type(exc).__name__,
                         exc)

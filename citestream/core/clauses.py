@@ -108,9 +108,25 @@ def _inherited_agents(verb: Any) -> list[Any]:
     return []
 
 
+CONDITION_MARKS = frozenset("if when where after once".split())
+
+
+def _only_if(token: Any) -> bool:
+    """"X only if Y" says "not X unless Y": the predicate is read as negated, as its restatement with "unless" is."""
+    return any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in CONDITION_MARKS for m in c.children)
+               and any(m.dep_ == "advmod" and m.lower_ == "only" for m in c.children) for c in token.children)
+
+
+def _set_apart(token: Any) -> bool:
+    """"… apart from supplying them", "except supplying them": what is set apart is denied."""
+    head = token.head
+    return token.dep_ in ("pcomp", "pobj") and (
+        head.lower_ == "except" or (head.lower_ == "from" and head.head.lower_ == "apart"))
+
+
 def _negated(token: Any) -> bool:
     """"not", "never" on the predicate, or "no"/"none" as its subject or object: "no approval is required"."""
-    if any(c.dep_ == "neg" for c in token.children):
+    if any(c.dep_ == "neg" for c in token.children) or _set_apart(token) or _only_if(token):
         return True
     return any(c.dep_ in ("nsubj", "nsubjpass", "dobj", "attr")
                and (c.lower_ in NEGATING_NOUNS

@@ -5,12 +5,8 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from .terms import claim_terms, evidence_keys, normalized_words
+from .terms import CONDITIONS, NEGATIONS, claim_terms, evidence_keys, fuzzy, in_plain_order_words, normalized_words
 
-NEGATIONS = frozenset(
-    "no not never none neither nor without cannot can't don't doesn't isn't aren't wasn't weren't won't "
-    "shouldn't mustn't needn't hasn't haven't didn't".split()
-)
 
 # Word roots with opposite direction; a claim with one side and evidence with only the other conflicts.
 ANTONYM_ROOTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
@@ -32,39 +28,58 @@ ANTONYM_ROOTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
 ASYMMETRY_CUES = ("over", "than", "versus", "vs", "instead", "rather", "compared", "relative", "replac")
 
 
+_NON = re.compile(r"(?:non-)+")
+
+
+def _negation_cues(words: list[str], i: int) -> int:
+    """"not", "no", …; a word that negates by its prefix, once a prefix ("non-binding" says "not binding");
+    "apart from", "excluding" (what they set apart is denied). "Whether or not" offers an alternative, it negates
+    nothing."""
+    w = words[i]
+    if w == "not":
+        return words[i - 1:i] != ["or"]
+    prefixes = _NON.match(w)
+    cue = w in NEGATIONS or w == "excluding" or (w == "from" and words[i - 1:i] == ["apart"]) or _only_if(words, i)
+    return (len(prefixes.group(0)) // 4 if prefixes else 0) + cue
+
+
+def _only_if(words: list[str], i: int) -> bool:
+    """"X only if Y" says "not X unless Y"."""
+    return words[i] == "only" and words[i + 1:i + 2] != [] and words[i + 1] in CONDITIONS
+
+
 def negated(text: str) -> bool:
-    """Odd number of negation cues: the sentence asserts the opposite of its bare content. "Whether or not" offers
-    an alternative, it negates nothing."""
+    """Odd number of negation cues: the sentence asserts the opposite of its bare content."""
     words = normalized_words(text)
-    return sum(w in NEGATIONS and not (w == "not" and words[i - 1:i] == ["or"]) for i, w in enumerate(words)) % 2 == 1
+    return sum(_negation_cues(words, i) for i in range(len(words))) % 2 == 1
 
 
-_CLAUSE = re.compile(r"[,;:()]|\bor\b(?!\s+not\b)|\b(?:but|whereas|while|although|unless|except|because)\b",
+_CLAUSE = re.compile(r"([,;:()]|\bor\b(?!\s+not\b)|\b(?:but|whereas|while|although|unless|except|because)\b)",
                      re.IGNORECASE)
 
 
+def _about(keys: set[str], terms: list) -> bool:
+    """The clause holds a claim term, in any form of its word ("investigate" in "another investigation")."""
+    return any(t.key in keys or any(fuzzy(t.key, k) for k in keys) for t in terms)
+
+
 def negated_where(sentence: str, claim: str) -> bool:
-    """Polarity of the clauses that carry the claim's terms (a 'does not' elsewhere in the sentence is not about it)."""
+    """Polarity of the clauses that carry the claim's terms (a 'does not' elsewhere in the sentence is not about it).
+    A clause "except …" sets apart what it names: it counts as one negation."""
     terms = claim_terms(claim)
-    clauses = [c for c in _CLAUSE.split(sentence) if c and c.strip()]
-    keys = [set(evidence_keys(c)) for c in clauses]  # once a clause: once a term and a clause was claim × sentence
-    about = [c for c, held in zip(clauses, keys, strict=True) if any(t.key in held for t in terms)]
-    return negated(" ".join(about or clauses))
+    pieces = _CLAUSE.split(sentence)
+    clauses = [(c, pieces[i - 1].lower() == "except" if i else False)
+               for i, c in enumerate(pieces) if i % 2 == 0 and c and c.strip()]
+    about = [(c, excepted) for c, excepted in clauses if _about(set(evidence_keys(c)), terms)] or clauses
+    return (negated(" ".join(c for c, _ in about)) + sum(excepted for _, excepted in about)) % 2 == 1
 
 
 def _with_root(words: set[str], roots: tuple[str, ...]) -> set[str]:
     return {w for w in words if w.startswith(roots)}
 
 
-_DIRECTION_PHRASES = ((re.compile(r"\bin advance of\b", re.IGNORECASE), "before"),
-                      (re.compile(r"\bsubsequent to\b", re.IGNORECASE), "after"))
-"""Phrases that say a direction in words no root list can hold ("advance" is also "advanced")."""
-
-
 def _direction_words(text: str) -> set[str]:
-    for phrase, word in _DIRECTION_PHRASES:
-        text = phrase.sub(word, text)
-    return set(normalized_words(text))
+    return set(normalized_words(in_plain_order_words(text)))
 
 
 def direction_conflict(claim: str, evidence: str) -> str | None:
@@ -137,8 +152,10 @@ def _word_set(words: list[str]) -> set[str]:
 
 
 def _restricts(words: list[str]) -> bool:
-    """'only' restricts what the claim is about, not a relative clause's verb ("a system that only manages")."""
-    return any(w in _ONLY and (i == 0 or words[i - 1] not in ("that", "which", "who")) for i, w in enumerate(words))
+    """'only' restricts what the claim is about, not a relative clause's verb ("a system that only manages"), nor a
+    condition ("only if", read as "not … unless" by the negation checks)."""
+    return any(w in _ONLY and (i == 0 or words[i - 1] not in ("that", "which", "who")) and not _only_if(words, i)
+               for i, w in enumerate(words))
 
 
 def restrictor_conflict(claim: str, evidence: str) -> str | None:

@@ -33,7 +33,7 @@ from .documents import DocumentName, Mention, mentions, without
 from .checks import direction_conflict, exception_conflict, negated_where, restrictor_conflict, swapped_roles
 from .numbers import check_numbers
 from .rule_judge import in_context
-from .structure import participants, structural_conflict
+from .structure import PARTIES, participants, structural_conflict
 from .terms import claim_terms, missing_terms
 
 SUPPORT_THRESHOLD = 0.3
@@ -112,8 +112,8 @@ class RelevanceJudge:
                 continue
             parties = participants(claim.text, _authority(chunk))
             qualifiers = set(map(stem, subject_qualifiers(claim.text))) - parties
-            said = [t for t in terms
-                    if t.exact or t.key in parties | qualifiers or scores[i] < self.paraphrase_threshold]
+            said = [t for t in terms if t.exact or t.key in parties | qualifiers | PARTIES
+                    or scores[i] < self.paraphrase_threshold]  # a party is never the sentence's own word
             missing = [t.raw for t in missing_terms([t for t in said if t.key in parties], _naming(context, chunk))]
             section = str(chunk.metadata.get("section") or "")  # a heading restricts what its sentences are about
             missing += [t.raw for t in missing_terms([t for t in said if t.key in qualifiers], f"{context} {section}")]

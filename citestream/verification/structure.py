@@ -22,6 +22,7 @@ from dataclasses import replace
 from ..core.clauses import Clause, clauses
 from ..core.text_units import stem
 from .documents import SELF_NOUNS
+from .synonyms import synonymous
 
 _DOCUMENT = "<the document>"
 
@@ -40,12 +41,18 @@ def _about_the_same(claim: Clause, other: Clause) -> bool:
         not claim.patients or not other.patients or _shares(claim.patients, other.patients))
 
 
+def _same_party(claim: Clause, theirs: frozenset[str]) -> bool:
+    """The claim's doer in the sentence's words: the same word, or a synonym in a common sense ("maker" for
+    "manufacturer")."""
+    return any(_same(a, b) or synonymous(a, b) for a in claim.agents for b in theirs)
+
+
 def _actor_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
     """The sentence names another doer, and the claim's doer is not in the sentence's doer phrase (where a parse
     that took a heading run into the sentence for the subject still finds the name)."""
     if not claim.agents:
         return None
-    if any(_shares(claim.agents, e.agents | e.agent_words) for e in aligned):
+    if any(_same_party(claim, e.agents | e.agent_words) for e in aligned):
         return None
     for e in aligned:
         if e.agents:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.text_units import STOPWORDS, normalize, stem
+from .synonyms import synonymous
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’.][A-Za-z0-9]+)*")
 # A section or paragraph reference: "505(j)", "314.94(a)(12)". Its letters are what tell 505(j) from 505(c).
@@ -21,7 +22,17 @@ _PURE_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
 HEDGES = frozenset("approximately about around roughly nearly almost generally typically usually".split())
 # Stopwords that restrict what a claim asserts: 'only sterile processes' is not 'sterile processes'.
 RESTRICTORS = frozenset("only all every always".split())
+ORDER = frozenset("before after prior earlier later".split())
+"""Which comes first: a restatement may not drop or change it ("issued after the group concurs" is not stated by
+"concurred by the group, is issued", which reads the same with "before")."""
 UNIVERSAL = frozenset("all every each".split())
+NEGATIONS = frozenset(
+    "no not never none neither nor without cannot can't don't doesn't isn't aren't wasn't weren't won't "
+    "shouldn't mustn't needn't hasn't haven't didn't".split()
+)
+"""Read by the negation checks, not asked as words: "none of the tests needs" is stated by "no test requires"."""
+CONDITIONS = frozenset("if when where after once".split())
+"""Words after "only" that make it a condition, not a restrictor of what the claim is about."""
 """One quantifier in three words: a claim's "every strength" is stated by "all strengths"."""
 
 
@@ -34,7 +45,7 @@ class Term:
     @property
     def exact(self) -> bool:
         """A name or a restrictor: a restatement may not drop or change it ("only sterile" is not "sterile")."""
-        return self.named or self.raw.lower() in RESTRICTORS
+        return self.named or self.raw.lower() in RESTRICTORS | ORDER
 
 
 def _clean(token: str) -> str:
@@ -70,12 +81,18 @@ def claim_terms(text: str) -> list[Term]:
     (``identifiers``) are names."""
     out: list[Term] = [Term(ident, ident, True) for ident in dict.fromkeys(identifiers(text))]
     seen: set[str] = {t.key for t in out}
-    for i, tok in enumerate(tokens(text)):
+    toks = tokens(text)
+    for i, tok in enumerate(toks):
         low = normalize(tok)
         if _PURE_NUMBER.match(low) or low in HEDGES:
             continue
+        after = normalize(toks[i + 1]) if i + 1 < len(toks) else ""
+        if low in NEGATIONS or (low == "only" and after in CONDITIONS):
+            continue  # polarity, read by the negation checks ("only if" as "not … unless")
+        if low in ("least", "most") and i and normalize(toks[i - 1]) == "at" and _PURE_NUMBER.match(after):
+            continue  # "at least 15": a bound, read by the number checks ("a minimum of 15")
         upper_acronym = tok.isupper() and len(tok) >= 2
-        if (low in STOPWORDS and not upper_acronym and low not in RESTRICTORS) or len(low) < 2:
+        if (low in STOPWORDS and not upper_acronym and low not in RESTRICTORS | ORDER) or len(low) < 2:
             continue
         key = stem(low)
         if key not in seen:
@@ -95,7 +112,8 @@ def evidence_keys(text: str) -> list[str]:
     return keys + identifiers(text)
 
 
-def _fuzzy(a: str, b: str) -> bool:
+def fuzzy(a: str, b: str) -> bool:
+    """One word in two forms: the same stem, or one a prefix of five letters or more of the other."""
     if a == b:
         return True
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
@@ -128,13 +146,29 @@ def term_found(term: Term, keys: list[str], evidence_words: list[str]) -> bool:
         if len(parts) > 1 and all(p in keys for p in parts):
             return True
         return _acronym_in(term, evidence_words)
-    if any(_fuzzy(term.key, k) for k in keys):
+    if any(fuzzy(term.key, k) for k in keys):
         return True
     parts = [stem(p) for p in term.key.split("-") if p]
-    return len(parts) > 1 and all(any(_fuzzy(p, k) for k in keys) for p in parts)
+    if len(parts) > 1 and all(any(fuzzy(p, k) for k in keys) for p in parts):
+        return True
+    word = term.raw.lower()
+    return word.isalpha() and any(synonymous(word, w) for w in evidence_words if w.isalpha() and w not in STOPWORDS)
+
+
+_ORDER_PHRASES = ((re.compile(r"\bin advance of\b", re.IGNORECASE), "before"),
+                  (re.compile(r"\bsubsequent to\b", re.IGNORECASE), "after"))
+"""Phrases that say which comes first in words no root list can hold ("advance" is also "advanced")."""
+
+
+def in_plain_order_words(text: str) -> str:
+    """"in advance of" as "before", "subsequent to" as "after"."""
+    for phrase, word in _ORDER_PHRASES:
+        text = phrase.sub(word, text)
+    return text
 
 
 def missing_terms(terms: list[Term], evidence: str) -> list[Term]:
+    evidence = in_plain_order_words(evidence)
     keys = evidence_keys(evidence)
     ev_words = normalized_words(evidence)
     return [t for t in terms if not term_found(t, keys, ev_words)]
