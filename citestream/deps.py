@@ -185,8 +185,8 @@ class Deps:
         verified here (seconds when the weights are new), the corpus lexicon the reading needs is read, and each
         runtime's first-call allocations are paid. Without it a fresh worker's first answer took 11 s (issue 53). The
         dependency parser the premise and claim checks read is loaded too: its import and load held the GIL for ~1 s
-        inside the first questions that reached it (py-spy, 2026-11-30). So is WordNet, which the word checks read
-        for synonyms (~3 s to load)."""
+        inside the first questions that reached it (py-spy, 2026-11-30). So is the WordNet table the word checks read
+        for synonyms."""
         from .core.clauses import clauses
         from .verification.synonyms import synonymous
 

@@ -109,6 +109,7 @@ def _inherited_agents(verb: Any) -> list[Any]:
 
 
 CONDITION_MARKS = frozenset("if when where after once".split())
+"""Marks after "only" that make a condition ("only if"): read as "not … unless" here and by the claim checks."""
 
 
 def _only_if(token: Any) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from .terms import CONDITIONS, NEGATIONS, claim_terms, evidence_keys, fuzzy, in_plain_order_words, normalized_words
+from ..core.clauses import CONDITION_MARKS
+from .terms import NEGATIONS, claim_terms, evidence_keys, fuzzy, in_plain_order_words, normalized_words
 
 
 # Word roots with opposite direction; a claim with one side and evidence with only the other conflicts.
@@ -45,7 +46,7 @@ def _negation_cues(words: list[str], i: int) -> int:
 
 def _only_if(words: list[str], i: int) -> bool:
     """"X only if Y" says "not X unless Y"."""
-    return words[i] == "only" and words[i + 1:i + 2] != [] and words[i + 1] in CONDITIONS
+    return words[i] == "only" and bool(CONDITION_MARKS.intersection(words[i + 1:i + 2]))
 
 
 def negated(text: str) -> bool:

@@ -6,8 +6,8 @@ them by frequency: "hold" has 45, among them "bear" and "admit"), and a word Wor
 Antonyms are the edits that make a claim false ("longer" for "shorter"), so this only ever finds words; it never
 weakens a conflict check.
 
-NLTK reads WordNet once, at ``make install`` (``prepare``), into a table of one line a word (3.8 MB). The worker
-reads that table: NLTK's reader held 280 MB in memory, the table holds about 20.
+NLTK reads WordNet once, at ``make install`` (``prepare``), into a table of one line a word (3.6 MB). The worker
+reads that table in about 40 ms and holds about 22 MB; NLTK's reader held 280 MB and took 3 s to load.
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ def _substitutions() -> list[tuple[str, str]]:
 
 @lru_cache(maxsize=65536)
 def _row(word: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    fields = _table().get(word, "").split("\t") if word else []
-    if len(fields) != 4:  # no such word (or the rules' line)
+    fields = _table().get(word, "").split("\t")
+    if len(fields) != 4:  # no such word (or the rules' line, keyed "")
         return frozenset(), frozenset(), frozenset()
     return frozenset(fields[1].split()), frozenset(fields[2].split()), frozenset(fields[3].split())
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..core.clauses import CONDITION_MARKS
 from ..core.text_units import STOPWORDS, normalize, stem
 from .synonyms import synonymous
 
@@ -26,14 +27,12 @@ ORDER = frozenset("before after prior earlier later".split())
 """Which comes first: a restatement may not drop or change it ("issued after the group concurs" is not stated by
 "concurred by the group, is issued", which reads the same with "before")."""
 UNIVERSAL = frozenset("all every each".split())
+"""One quantifier in three words: a claim's "every strength" is stated by "all strengths"."""
 NEGATIONS = frozenset(
     "no not never none neither nor without cannot can't don't doesn't isn't aren't wasn't weren't won't "
     "shouldn't mustn't needn't hasn't haven't didn't".split()
 )
 """Read by the negation checks, not asked as words: "none of the tests needs" is stated by "no test requires"."""
-CONDITIONS = frozenset("if when where after once".split())
-"""Words after "only" that make it a condition, not a restrictor of what the claim is about."""
-"""One quantifier in three words: a claim's "every strength" is stated by "all strengths"."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ def claim_terms(text: str) -> list[Term]:
         if _PURE_NUMBER.match(low) or low in HEDGES:
             continue
         after = normalize(toks[i + 1]) if i + 1 < len(toks) else ""
-        if low in NEGATIONS or (low == "only" and after in CONDITIONS):
+        if low in NEGATIONS or (low == "only" and after in CONDITION_MARKS):
             continue  # polarity, read by the negation checks ("only if" as "not … unless")
         if low in ("least", "most") and i and normalize(toks[i - 1]) == "at" and _PURE_NUMBER.match(after):
             continue  # "at least 15": a bound, read by the number checks ("a minimum of 15")
