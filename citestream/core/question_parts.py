@@ -73,14 +73,22 @@ def parts(asked: str) -> tuple[Part, ...]:
     own = [frozenset(t - frozenset().union(*(o for j, o in enumerate(terms) if j != i))) for i, t in enumerate(terms)]
     if not all(own):
         return ()
-    return tuple(Part(o, asked_slot(p if p.endswith("?") else f"{p}?")) for o, p in zip(own, pieces))
+    whole = asked_slot(asked)
+    return tuple(Part(o, _slot_of(p, whole)) for o, p in zip(own, pieces))
+
+
+def _slot_of(piece: str, whole: str) -> str:
+    """A piece's own slot when it opens with a wh-word of its own; else it shares the question's ("how many samples
+    and containers" asks a count of both)."""
+    return asked_slot(piece if piece.endswith("?") else f"{piece}?") if _WH.match(piece) else whole
 
 
 def part_slots(asked: str) -> tuple[str, ...]:
     """The slots a unit may fill: the question's own, and each part's that asks for a value of its own ("which
     tests ..., and how often?" → also frequency; "... and who signs it?" → also actor)."""
     whole = asked_slot(asked)
-    extra = [p.slot for p in parts(asked) if p.slot not in _OPEN_SLOTS]
+    each = [p.slot for p in parts(asked)]
+    extra = [s for s in each if s not in _OPEN_SLOTS]
     if not extra:
         return (whole,)
-    return tuple(dict.fromkeys((whole, *extra, "open")))
+    return tuple(dict.fromkeys((whole, *extra, *(["open"] if len(extra) < len(each) else []))))

@@ -64,6 +64,9 @@ _OTHER_ASKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p
     ("definition", r"^\W*what (?:is|are) (?:a|an|the)? ?[a-z0-9() '-]{1,60}\?$|\bhow does [a-z0-9() '-]{1,60} define\b"
                    r"|\bwhat does [a-z0-9() '-]{1,60} mean\b|^\W*define\b|\bwhat counts as\b|\bmeaning of\b"),
 ))
+_ASKS_WHAT_DECIDES = re.compile(r"^\W*(?:what|which [a-z-]+) (?:decides|determines|affects|influences|governs|drives"
+                                r"|dictates|sets) how\b")
+""""What decides how many samples are taken?" asks for what decides, not for a count."""
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|may|might|must|should|shall|will|would|has|have"
                      r"|had|need)\b")
 
@@ -82,7 +85,11 @@ _HOLDS: dict[str, re.Pattern[str]] = {kind: re.compile(pattern, re.IGNORECASE) f
     ("actor", r"\b(?:FDA|Agency|CDER|CBER|CVM|ICH|EMA|Office|Center|Division|Director|Committee|Commissioner)\b"
               r"|\b(?:applicants?|sponsors?|investigators?|holders?|manufacturers?|reviewers?|staff|team|firms?"
               r"|compan(?:y|ies)|physicians?|scientists?|chemists?|pharmacologists?|statisticians?|officials?"
-              r"|authorit(?:y|ies)|regulators?|persons?|establishments?|divisions?|offices?|centers?)\b"),
+              r"|authorit(?:y|ies)|regulators?|persons?|establishments?|divisions?|offices?|centers?|managers?"
+              r"|branch(?:es)?|departments?|boards?|inspectors?|analysts?|supervisors?|personnel|employees?"
+              r"|laborator(?:y|ies)|distributors?|wholesalers?|importers?|owners?|operators?"
+              r"|(?:quality|control) unit)\b"
+              r"|(?-i:\b[A-Z]{2,6}s?\b)"),  # an office's or group's acronym: ORA, WG
 )}
 _REQUIREMENT = re.compile(r"\b(?:must|shall|should|(?:is|are|be|been) required|requires?|required to|need to|needs to"
                           r"|necessary|expected to|mandatory)\b", re.IGNORECASE)
@@ -97,6 +104,8 @@ def asked_slot(question: str) -> str:
     plain = re.sub(r"\b(what|who|how|when)['’]s\b", r"\1 is", " ".join(question.lower().split()))
     sentences = [s for s in re.split(r"(?<=\?)\s+", plain) if s]
     text = sentences[-1] if sentences else ""
+    if _ASKS_WHAT_DECIDES.search(text):
+        return "open"
     for kind, pattern in _VALUE_ASKS:
         if pattern.search(text):
             return kind

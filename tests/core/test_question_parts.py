@@ -34,3 +34,11 @@ def test_each_part_asks_for_its_own_value_and_a_unit_covers_it_by_that_value():
     assert tests.covered_by("The identity test must be run on every batch.")
     assert set(part_slots("What must the record show, and who signs it?")) >= {"actor", "open"}
     assert part_slots("How long must records be kept?") == ("duration",)
+
+
+def test_a_part_without_a_wh_word_of_its_own_asks_what_the_question_asks():
+    """"How many samples and containers": a count of both, so a unit without a number fills neither; "open" is
+    among the slots only when some part asks for no value."""
+    assert [p.slot for p in parts("How many samples and containers are collected?")] == ["count", "count"]
+    assert part_slots("How many samples and containers are collected?") == ("count",)
+    assert part_slots("Which tests must be run, and how often?") == ("frequency", "open")

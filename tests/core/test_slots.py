@@ -27,6 +27,7 @@ from citestream.models.common import AskedSlot
     ("Which kinds of products count as complex?", "list"),
     ("How does the guideline define a hazard?", "definition"),
     ("Why is the study design randomized?", "open"),
+    ("What decides how many units are sampled?", "open"),  # asks what decides, not a count
 ])
 def test_the_asked_slot_is_read_from_the_question_grammar(question, kind):
     assert asked_slot(question) == kind
@@ -50,6 +51,9 @@ def test_every_kind_is_a_value_of_the_record_model():
     ("requirement", "requirements related to electronic signatures (e.g., §§ 11.50, 11.70)", False),
     ("requirement", "Each signature must be unique to one individual.", True),
     ("yes_no", "Any statement answers a yes/no question.", True),
+    ("actor", "The ORA district office collects the sample.", True),  # an office's acronym names who
+    ("actor", "The Compliance Branch manager reviews the file.", True),
+    ("actor", "Tablets are tested for dissolution.", False),
 ])
 def test_a_sentence_holds_the_asked_value_or_not(kind, sentence, held):
     assert fills(kind, sentence) is held
