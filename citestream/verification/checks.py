@@ -32,15 +32,20 @@ ASYMMETRY_CUES = ("over", "than", "versus", "vs", "instead", "rather", "compared
 _NON = re.compile(r"(?:non-)+")
 
 
+_LEAVE_OUT = ("exclud", "omit")
+"""Verbs that say "not include": "should not exclude questions" asserts what "should not submit questions" denies."""
+
+
 def _negation_cues(words: list[str], i: int) -> int:
     """"not", "no", …; a word that negates by its prefix, once a prefix ("non-binding" says "not binding");
-    "apart from", "excluding" (what they set apart is denied). "Whether or not" offers an alternative, it negates
-    nothing."""
+    "apart from", "exclude", "omit" (what they set apart is denied). "Whether or not" offers an alternative, it
+    negates nothing."""
     w = words[i]
     if w == "not":
         return words[i - 1:i] != ["or"]
     prefixes = _NON.match(w)
-    cue = w in NEGATIONS or w == "excluding" or (w == "from" and words[i - 1:i] == ["apart"]) or _only_if(words, i)
+    cue = (w in NEGATIONS or w.startswith(_LEAVE_OUT) or (w == "from" and words[i - 1:i] == ["apart"])
+           or _only_if(words, i))
     return (len(prefixes.group(0)) // 4 if prefixes else 0) + cue
 
 

@@ -101,11 +101,15 @@ class RelevanceJudge:
             return self._verdict(claim, "unclear", f"no sentence states the claim (best support "
                                                    f"{scores[order[0]]:.2f} < {self.support_threshold})")
         first_gap: list[str] = []
-        for rank, i in enumerate(i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold):
+        read = [i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold]
+        conflicts = {i: conflict(claim.text, units[i][0], _authority(units[i][1]), *_own_names(claim.text,
+                                                                                           holders[units[i][0]]))
+                     for i in read}
+        for rank, i in enumerate(read):
             unit, chunk, context = units[i]
-            named, rest = _own_names(claim.text, holders[unit])
+            _, rest = _own_names(claim.text, holders[unit])
             terms = claim_terms(rest)
-            found = conflict(claim.text, unit, _authority(chunk), named, rest)
+            found = conflicts[i]
             if found and (rank == 0 or found.structural):
                 return self._verdict(claim, "fail", found.why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
             if found:
@@ -121,6 +125,11 @@ class RelevanceJudge:
             missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties | qualifiers],
                                                      f"{context} {names}")]
             missing += [q.text for q in check_numbers(rest, context).unsupported]
+            literal = _literal_conflict(terms, i, conflicts, units) if len(said) < len(terms) else None
+            if not missing and literal is not None:
+                (stated, holder, _), why = units[literal[0]], literal[1].why
+                return self._verdict(claim, "fail", f"{why} (the sentence in the claim's own words: {holder.chunk_id})",
+                                     [EvidenceRef(chunkId=holder.chunk_id, quote=stated)])
             if not missing:
                 return self._verdict(claim, "pass", f"stated by {chunk.chunk_id} (support {scores[i]:.2f})",
                                      [EvidenceRef(chunkId=chunk.chunk_id, quote=context)])
@@ -133,6 +142,22 @@ class RelevanceJudge:
     def _verdict(claim: Claim, verdict: str, why: str, evidence: list[EvidenceRef] | None = None) -> ClaimVerdict:
         return ClaimVerdict(claimId=claim.id, claim=claim.text, verdict=verdict, evidence=evidence or [],
                             rationale=why)
+
+
+def _literal_conflict(terms: list, passing: int, conflicts: dict[int, Conflict | None],
+                      units: list[tuple[str, GroundingChunk, str]]) -> tuple[int, Conflict] | None:
+    """A restatement may pass on a unit that lacks some of the claim's words, unless another candidate states every
+    word of the claim's ``terms`` and conflicts with it: "Within 60 days, FDA agreed to grant or deny 90 percent of
+    meeting requests" reads as a restatement of "... conduct 90 percent of meetings within 60 days", while the
+    sentence before it grants or denies the requests "within 30 days". The sentence in the claim's own words decides:
+    that candidate and its conflict, or None."""
+    worded = [t for t in terms if not any(c.isdigit() for c in t.raw)]  # a number is what the conflict is about
+    for j, found in conflicts.items():
+        _, chunk, context = units[j]
+        if j != passing and found is not None and not missing_terms(worded, f"{context} "
+                                                                            f"{chunk.metadata.get('section') or ''}"):
+            return j, found
+    return None
 
 
 def _own_names(claim: str, holders: list[GroundingChunk]) -> tuple[list[Mention], str]:
