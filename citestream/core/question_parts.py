@@ -85,10 +85,12 @@ def _slot_of(piece: str, whole: str) -> str:
 
 def part_slots(asked: str) -> tuple[str, ...]:
     """The slots a unit may fill: the question's own, and each part's that asks for a value of its own ("which
-    tests ..., and how often?" → also frequency; "... and who signs it?" → also actor)."""
+    tests ..., and how often?" → also frequency; "... and who signs it?" → also actor), and "open" (any statement)
+    only when some part asks for no value."""
     whole = asked_slot(asked)
     each = [p.slot for p in parts(asked)]
     extra = [s for s in each if s not in _OPEN_SLOTS]
     if not extra:
         return (whole,)
-    return tuple(dict.fromkeys((whole, *extra, *(["open"] if len(extra) < len(each) else []))))
+    some_open = len(extra) < len(each)
+    return tuple(dict.fromkeys((whole, *extra, *(("open",) if some_open else ()))))

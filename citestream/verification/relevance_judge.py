@@ -102,12 +102,11 @@ class RelevanceJudge:
                                                    f"{scores[order[0]]:.2f} < {self.support_threshold})")
         first_gap: list[str] = []
         read = [i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold]
-        conflicts = {i: conflict(claim.text, units[i][0], _authority(units[i][1]), *_own_names(claim.text,
-                                                                                           holders[units[i][0]]))
-                     for i in read}
+        owned = {i: _own_names(claim.text, holders[units[i][0]]) for i in read}
+        conflicts = {i: conflict(claim.text, units[i][0], _authority(units[i][1]), *owned[i]) for i in read}
         for rank, i in enumerate(read):
             unit, chunk, context = units[i]
-            _, rest = _own_names(claim.text, holders[unit])
+            rest = owned[i][1]
             terms = claim_terms(rest)
             found = conflicts[i]
             if found and (rank == 0 or found.structural):
