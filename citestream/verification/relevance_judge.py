@@ -22,7 +22,9 @@ if one of them agrees with it on who does what, polarity, every number and every
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from ..core.clauses import SELF_REFERENCES, subject_qualifiers
 from ..models.retrieval import GroundingChunk, GroundingPack
@@ -103,12 +105,12 @@ class RelevanceJudge:
         first_gap: list[str] = []
         read = [i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold]
         owned = {i: _own_names(claim.text, holders[units[i][0]]) for i in read}
-        conflicts = {i: conflict(claim.text, units[i][0], _authority(units[i][1]), *owned[i]) for i in read}
+        conflict_at = cache(lambda i: conflict(claim.text, units[i][0], _authority(units[i][1]), *owned[i]))
         for rank, i in enumerate(read):
             unit, chunk, context = units[i]
             rest = owned[i][1]
             terms = claim_terms(rest)
-            found = conflicts[i]
+            found = conflict_at(i)
             if found and (rank == 0 or found.structural):
                 return self._verdict(claim, "fail", found.why, [EvidenceRef(chunkId=chunk.chunk_id, quote=unit)])
             if found:
@@ -118,13 +120,14 @@ class RelevanceJudge:
             said = [t for t in terms if t.exact or t.key in parties | qualifiers | PARTIES
                     or scores[i] < self.paraphrase_threshold]  # a party is never the sentence's own word
             missing = [t.raw for t in missing_terms([t for t in said if t.key in parties], _naming(context, chunk))]
-            section = str(chunk.metadata.get("section") or "")  # a heading restricts what its sentences are about
+            section = _section(chunk)  # a heading restricts what its sentences are about
             missing += [t.raw for t in missing_terms([t for t in said if t.key in qualifiers], f"{context} {section}")]
             names = " ".join(_document_name(c) for c in holders[unit])  # every document saying it
             missing += [t.raw for t in missing_terms([t for t in said if t.key not in parties | qualifiers],
                                                      f"{context} {names}")]
             missing += [q.text for q in check_numbers(rest, context).unsupported]
-            literal = _literal_conflict(terms, i, conflicts, units) if len(said) < len(terms) else None
+            literal = (_literal_conflict(terms, [j for j in read if j != i], conflict_at, units)
+                       if len(said) < len(terms) else None)
             if not missing and literal is not None:
                 (stated, holder, _), why = units[literal[0]], literal[1].why
                 return self._verdict(claim, "fail", f"{why} (the sentence in the claim's own words: {holder.chunk_id})",
@@ -143,20 +146,23 @@ class RelevanceJudge:
                             rationale=why)
 
 
-def _literal_conflict(terms: list, passing: int, conflicts: dict[int, Conflict | None],
+def _literal_conflict(terms: list, others: list[int], conflict_at: Callable[[int], Conflict | None],
                       units: list[tuple[str, GroundingChunk, str]]) -> tuple[int, Conflict] | None:
-    """A restatement may pass on a unit that lacks some of the claim's words, unless another candidate states every
-    word of the claim's ``terms`` and conflicts with it: "Within 60 days, FDA agreed to grant or deny 90 percent of
-    meeting requests" reads as a restatement of "... conduct 90 percent of meetings within 60 days", while the
-    sentence before it grants or denies the requests "within 30 days". The sentence in the claim's own words decides:
-    that candidate and its conflict, or None."""
+    """A restatement may pass on a unit that lacks some of the claim's words, unless another candidate (``others``)
+    states every word of the claim's ``terms`` and conflicts with it: "Within 60 days, FDA agreed to grant or deny 90
+    percent of meeting requests" reads as a restatement of "... conduct 90 percent of meetings within 60 days", while
+    the sentence before it grants or denies the requests "within 30 days". The sentence in the claim's own words
+    decides: that candidate and its conflict, or None. A candidate's conflict is read only once it states the words."""
     worded = [t for t in terms if not any(c.isdigit() for c in t.raw)]  # a number is what the conflict is about
-    for j, found in conflicts.items():
+    for j in others:
         _, chunk, context = units[j]
-        if j != passing and found is not None and not missing_terms(worded, f"{context} "
-                                                                            f"{chunk.metadata.get('section') or ''}"):
+        if not missing_terms(worded, f"{context} {_section(chunk)}") and (found := conflict_at(j)) is not None:
             return j, found
     return None
+
+
+def _section(chunk: GroundingChunk) -> str:
+    return str(chunk.metadata.get("section") or "")
 
 
 def _own_names(claim: str, holders: list[GroundingChunk]) -> tuple[list[Mention], str]:
