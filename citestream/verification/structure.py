@@ -17,6 +17,7 @@ stated by the evidence itself for the claim to pass, however it is worded (``par
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from ..core.clauses import Clause, clauses
@@ -47,12 +48,31 @@ def _same_party(claim: Clause, theirs: frozenset[str]) -> bool:
     return any(_same(a, b) or synonymous(a, b) for a in claim.agents for b in theirs)
 
 
+def _initials_of(short: str, head: str, words: frozenset[str]) -> bool:
+    """``short`` is spelled by the first letters of the phrase's words, its head among them ("wg" for "DQST Working
+    Group"; the phrase's words come unordered, so its letters are counted)."""
+    if not 2 <= len(short) <= 6 or not short.isalpha() or short in words or head[:1] not in short:
+        return False
+    initials = Counter(w[0] for w in words if w[:1].isalpha())
+    return not Counter(short) - initials
+
+
+def _abbreviated(claim: Clause, other: Clause) -> bool:
+    """One side names the doer by its initials, the other spells it out ("the WG" and "the Working Group")."""
+    return (any(_initials_of(b, a, claim.agent_words) for a in claim.agents for b in other.agents)
+            or any(_initials_of(a, b, other.agent_words) for a in claim.agents for b in other.agents))
+
+
+def _one_party(claim: Clause, other: Clause) -> bool:
+    return _shares(claim.agents, other.agents) or _abbreviated(claim, other)
+
+
 def _actor_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
     """The sentence names another doer, and the claim's doer is not in the sentence's doer phrase (where a parse
     that took a heading run into the sentence for the subject still finds the name)."""
     if not claim.agents:
         return None
-    if any(_same_party(claim, e.agents | e.agent_words) for e in aligned):
+    if any(_same_party(claim, e.agents | e.agent_words) or _abbreviated(claim, e) for e in aligned):
         return None
     for e in aligned:
         if e.agents:
@@ -62,7 +82,7 @@ def _actor_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
 
 
 def _polarity_conflict(claim: Clause, aligned: list[Clause]) -> str | None:
-    same_party = [e for e in aligned if not claim.agents or not e.agents or _shares(claim.agents, e.agents)]
+    same_party = [e for e in aligned if not claim.agents or not e.agents or _one_party(claim, e)]
     if not same_party or any(e.negated == claim.negated for e in same_party):
         return None
     claimed, stated = ("denies", "asserts") if claim.negated else ("asserts", "denies")
@@ -83,7 +103,7 @@ def _undergoer_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None
     for e in theirs:
         if not _same(claim.predicate, e.predicate):
             continue
-        if claim.agents and e.agents and not _shares(claim.agents, e.agents):
+        if claim.agents and e.agents and not _one_party(claim, e):
             continue
         stated = frozenset(p for p in e.patients if stem(p) in PARTIES)
         if stated and not _shares(mine, stated):

@@ -41,3 +41,15 @@ def test_an_act_done_to_another_party_is_a_conflict():
         evidence, "FDA")
     assert structural_conflict("Applicants must notify FDA in writing within 14 days of the filing of any legal "
                                "action", evidence, "FDA") is None
+
+
+def test_a_doer_named_by_its_initials_is_the_same_party_and_still_compared():
+    """DQST: "concurred by the WG" is the Working Group's act; a negated act or another doer still conflicts."""
+    evidence = ("The DQST survey assignment, concurred by the WG and approved by ORA, is issued at the beginning of "
+                "the fiscal year.")
+    assert structural_conflict("The survey assignment is issued after the DQST Working Group concurs and ORA "
+                               "approves it.", evidence, "FDA") is None
+    assert "polarity" in structural_conflict("The survey assignment is issued after the DQST Working Group does not "
+                                             "concur.", evidence, "FDA")
+    assert "who does 'concur'" in structural_conflict("The survey assignment is issued after the applicant concurs.",
+                                                      evidence, "FDA")
