@@ -215,7 +215,9 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
     """A sentence a page break cut: the last body piece of a page stops mid-sentence and the next page's body opens
     with its rest ("... must submit a citizen petition under 21 CFR" | "10.30 ..."). The rest, up to its first
     sentence end, moves to the piece it belongs to, so each page's piece holds whole sentences; the piece keeps the
-    page where the sentence starts. Footnotes between the two stay where they are."""
+    page where the sentence starts, except a lead-in the page cut: it goes whole to its list on the next page
+    ("... such investigation. For" | "complaints that must be reported ... the following information:\n(1) ..."),
+    and the piece there keeps its page. Footnotes between the two stay where they are."""
     out = list(pieces)
     # After each piece, where the page turns and where the next body piece is: found once, from the end (looking
     # ahead from every piece was quadratic in a page's pieces: an inline document is one page). Pages and kinds
@@ -234,12 +236,17 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
         if nxt.kind != "text" or nxt.page != piece.page + 1 or nxt.section != piece.section:
             continue
         ending, rest = _sentence_end([piece.text.rsplit("\n", 1)[-1]], nxt.text, page_turn=True)
+        at = _last_sentence_at(piece.text) if ending.rstrip().endswith(":") else None
+        if at is not None and len(piece.text) - at + len(nxt.text) <= OVERFLOW * CHILD_CHARS:
+            # the page cut a lead-in: its start goes to its list, on the page most of it is on
+            out[i] = Piece(piece.page, piece.text[:at].rstrip(), piece.section, piece.kind)
+            out[turn] = Piece(nxt.page, _joined(piece.text[at:].strip(), nxt.text), nxt.section, nxt.kind)
+            continue
         if not ending and piece.text.rstrip().endswith(":"):
             ending, rest = _list_items(nxt.text)
-            if not ending:  # no list marker: the first item is the next page's first sentence
-                first = _first_sentence(nxt.text)
-                if first:
-                    ending, rest = first, nxt.text[len(first):].strip()
+            first = "" if ending else _first_sentence(nxt.text)
+            if first and not first.rstrip().endswith(":"):  # no list marker: the first item is the next page's
+                ending, rest = first, nxt.text[len(first):].strip()  # first sentence (a lead-in stays with its list)
         if ending:
             out[i] = Piece(piece.page, _joined(piece.text, ending), piece.section, piece.kind)
             out[turn] = Piece(nxt.page, rest, nxt.section, nxt.kind)
@@ -248,6 +255,13 @@ def _across_pages(pieces: list[Piece]) -> list[Piece]:
 
 _LONE_MARKS = " \n·" + BULLET_SIGNS
 _LAST_SENTENCE = re.compile(r"(?:^|\n|(?<=[.!?;])\s+)(?=\S)")
+
+
+def _last_sentence_at(text: str) -> int | None:
+    """Where the text's last sentence starts, when it starts in its last ``CHILD_CHARS / 2`` characters (a capital, or
+    the text's start); None when it is longer: a paragraph, not a lead-in."""
+    starts = [m.start() for m in _LAST_SENTENCE.finditer(text, max(0, len(text) - CHILD_CHARS // 2))]
+    return next((s for s in reversed(starts) if text[s:].strip()[:1].isupper() or s == 0), None)
 
 
 def _lead_ins_forward(pieces: list[Piece]) -> list[Piece]:
@@ -262,9 +276,7 @@ def _lead_ins_forward(pieces: list[Piece]) -> list[Piece]:
         if (piece.kind != "text" or nxt.kind != "text" or nxt.page != piece.page or nxt.section != piece.section
                 or not piece.text.rstrip(_LONE_MARKS).endswith(":")):
             continue  # (a list's bullets set apart from their items may follow the lead-in: "reasons:\n•\n•")
-        tail_at = max(0, len(piece.text) - CHILD_CHARS // 2)
-        starts = [m.start() for m in _LAST_SENTENCE.finditer(piece.text, tail_at)]
-        at = next((s for s in reversed(starts) if piece.text[s:].strip()[:1].isupper() or s == 0), None)
+        at = _last_sentence_at(piece.text)
         if at is None:
             continue  # the lead-in is longer than half a child: a paragraph, not a lead-in
         lead_in, head = piece.text[at:].strip(), piece.text[:at].rstrip()
@@ -273,7 +285,7 @@ def _lead_ins_forward(pieces: list[Piece]) -> list[Piece]:
     return [p for p in out if p.text]
 
 
-_LIST_ITEM = re.compile(r"^(?:[o\-–" + BULLET_SIGNS + r"]\s|\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]\s)")
+_LIST_ITEM = re.compile(r"^(?:[o·\-–" + BULLET_SIGNS + r"]\s|\(?(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]\s)")
 
 
 def _list_items(text: str) -> tuple[str, str]:

@@ -75,7 +75,7 @@ def extract_blocks(pages: list[RawPage]) -> list[Block]:
         kept = [f for f in page.fragments if id(f) not in removed]
         numbered = _drop_line_numbers(kept)
         dropped[page.number] = sum(_alnum(f.text) for f in page.fragments) - sum(_alnum(f.text) for f in numbered)
-        lines = _visual_lines(numbered)
+        lines = _stacked_order(_visual_lines(numbered), page.height)
         per_page.append((page, lines, _footnote_marks(numbered)))
         all_lines.extend(lines)
     body_size, body_bold = _body_style(all_lines)
@@ -93,8 +93,29 @@ def _edge(fragment: Fragment, page: RawPage) -> bool:
     return fragment.bottom > page.height * (1 - EDGE_ZONE) or fragment.top < page.height * EDGE_ZONE
 
 
+_PARAGRAPH_PATH = re.compile(r"(?:\([a-z#]{1,4}\))+")  # "(b)(4)": a citation's paragraph, as a header names it
+
+
 def _running_key(text: str) -> str:
-    return re.sub(r"\d+", "#", " ".join(text.lower().split()))
+    """A line as it repeats from page to page: numbers and paragraph paths ("21 CFR 820.35(a)(1)") left out."""
+    return _PARAGRAPH_PATH.sub("(#)", re.sub(r"\d+", "#", " ".join(text.lower().split())))
+
+
+def _outermost_running(fragments: list[Fragment], headers: set[int]) -> list[Fragment]:
+    """The page's highest and lowest fragment when it is a running header found in other pages' edge zones, or a page
+    number set a line apart, wherever the printer put it: above the edge zone, or lower on a landscape page. Read in
+    page order, "ICH Q12 Guideline" was glued to a table row, and "3" to the sentence going on to the next page ("an
+    outline of the 3 investigation")."""
+    if len(fragments) < 2:
+        return []
+    lowest, highest = min(fragments, key=lambda f: f.bottom), max(fragments, key=lambda f: f.top)
+    found: list[Fragment] = []
+    for f, gap in ((lowest, min(g.bottom for g in fragments if g is not lowest) - lowest.top),
+                   (highest, highest.bottom - max(g.top for g in fragments if g is not highest))):
+        apart = _PAGE_NUMBER.match(f.text.strip()) and gap >= f.top - f.bottom
+        if (id(f) in headers or apart) and not any(f is g for g in found):
+            found.append(f)
+    return found
 
 
 STACKED_ROUNDS = 8
@@ -112,11 +133,14 @@ def _running_lines(pages: list[RawPage]) -> set[int]:
     for page in pages:
         seen.update({keys[id(f)] for f in page.fragments})
     threshold = max(2, REPEAT_SHARE * len(pages))
+    edge_found = [[f for f in page.fragments
+                   if _edge(f, page) and (_PAGE_NUMBER.match(f.text.strip()) or _PAGE_OF.search(f.text)
+                                          or seen[keys[id(f)]] >= threshold)] for page in pages]
+    headers = {keys[id(f)] for found in edge_found for f in found
+               if seen[keys[id(f)]] >= threshold and sum(map(str.isalpha, f.text)) >= 3}
     removed: set[int] = set()
-    for page in pages:
-        found = [f for f in page.fragments
-                 if _edge(f, page) and (_PAGE_NUMBER.match(f.text.strip()) or _PAGE_OF.search(f.text)
-                                        or seen[keys[id(f)]] >= threshold)]
+    for page, found in zip(pages, edge_found, strict=True):
+        found = found + _outermost_running(page.fragments, {id(f) for f in page.fragments if keys[id(f)] in headers})
         found_ids = {id(f) for f in found}
         rest = [f for f in page.fragments if seen[keys[id(f)]] >= threshold and id(f) not in found_ids]
         if rest:
@@ -270,6 +294,22 @@ def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
                     cells[-1][1].append(part.text)
             line.cells = [(x0, " ".join(texts), bold) for x0, texts, bold in cells]
     return lines
+
+
+def _stacked_order(lines: list[_Line], height: float) -> list[_Line]:
+    """A page's lines top to bottom when no two of its body's lines share a height (one column), else in the stream's
+    order.
+
+    Some printers draw a page's pieces out of order: the eCFR's print drew a table, then "§ 820.35 Control of
+    records." with its lead-in, then the paragraphs above them, so the lead-in was read with another paragraph's
+    list. Columns, table cells drawn apart and side boxes share heights with other lines, and keep the stream's
+    order; a running header's left and right parts (in the edge zones) do not count."""
+    ordered = sorted(lines, key=lambda line: -line.top)
+    body = [line for line in ordered if height * EDGE_ZONE < line.bottom and line.top < height * (1 - EDGE_ZONE)]
+    for upper, lower in pairwise(body):
+        if lower.top - max(upper.bottom, lower.bottom) > 0.25 * min(upper.top - upper.bottom, lower.top - lower.bottom):
+            return lines
+    return ordered
 
 
 def _same_line(line: _Line, f: Fragment) -> bool:

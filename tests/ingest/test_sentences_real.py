@@ -80,7 +80,9 @@ def test_headings_are_not_glued_to_quoted_sentences_and_lead_ins_keep_their_list
     lead-in quoted without its list in the same chunk (alone, or with its first item only): 350 before `ingest-11`,
     58 after (docs/experiments/2026-11-29-lists.md). Since `ingest-14` a lead-in whose items are sentences stands
     alone, its items the units after it (an answer quotes them with it): glued to its first sentence only, 58 of 116
-    before, none after; alone before items that are no sentences (a list too long to join), 21 before, 22 after."""
+    before, none after; alone before items that are no sentences (a list too long to join), 21 before, 22 after.
+    Since `ingest-15` (pages drawn out of order read top to bottom, a lead-in a page cut moved whole to its list) a
+    lead-in last in its chunk: 38 of 495 before, 33 of 493 after."""
     glued, units, alone, lead_ins, named, apart, first_only = 0, 0, 0, 0, [], 0, []
     for pdf in PDFS:
         doc, children = parsed(pdf)
@@ -102,7 +104,7 @@ def test_headings_are_not_glued_to_quoted_sentences_and_lead_ins_keep_their_list
             lead_ins += len(ends)
             alone += sum(i + 1 == len(found) for i in ends)
     assert named == []  # the issue's two examples
-    assert glued / units < 0.04 and alone / lead_ins < 0.20, (glued, units, alone, lead_ins)
+    assert glued / units < 0.04 and alone / lead_ins < 0.075, (glued, units, alone, lead_ins)
     assert first_only == [] and apart <= 25, (first_only[:3], apart)
 
 
