@@ -43,7 +43,8 @@ its number, no sentence ends inside a bracket or quotation it opened, and a spac
 ingest-13: a line that opens in lower case is never a heading (it went on from the sentence before it); ingest-14: a
 symbol font's bullets open list items, a lead-in whose items are sentences stands alone, a numbered paragraph opens a
 unit after one with no full stop, a list marker after a word is left out, and a word cut at its hyphen gets its
-acronym back from the next block; ingest-15: a one-column page drawn out of order is read top to bottom."""
+acronym back from the next block; ingest-15: a one-column page drawn out of order is read top to bottom, a page's
+outermost running header or page number is dropped wherever it stands, and a lead-in a page cut goes to its items."""
 PIPELINE_KEY = "_ingest_pipeline"
 ISSUER_KEY = "_issuer"
 """In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads
