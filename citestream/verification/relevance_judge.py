@@ -104,11 +104,11 @@ class RelevanceJudge:
                                                    f"{scores[order[0]]:.2f} < {self.support_threshold})")
         first_gap: list[str] = []
         read = [i for i in order[:CANDIDATES] if scores[i] >= self.support_threshold]
-        owned = {i: _own_names(claim.text, holders[units[i][0]]) for i in read}
-        conflict_at = cache(lambda i: conflict(claim.text, units[i][0], _authority(units[i][1]), *owned[i]))
+        owned = cache(lambda i: _own_names(claim.text, holders[units[i][0]]))  # read only for candidates reached
+        conflict_at = cache(lambda i: conflict(claim.text, units[i][0], _authority(units[i][1]), *owned(i)))
         for rank, i in enumerate(read):
             unit, chunk, context = units[i]
-            rest = owned[i][1]
+            rest = owned(i)[1]
             terms = claim_terms(rest)
             found = conflict_at(i)
             if found and (rank == 0 or found.structural):

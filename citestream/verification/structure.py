@@ -59,8 +59,8 @@ def _initials_of(short: str, head: str, words: frozenset[str]) -> bool:
 
 def _abbreviated(claim: Clause, other: Clause) -> bool:
     """One side names the doer by its initials, the other spells it out ("the WG" and "the Working Group")."""
-    return (any(_initials_of(b, a, claim.agent_words) for a in claim.agents for b in other.agents)
-            or any(_initials_of(a, b, other.agent_words) for a in claim.agents for b in other.agents))
+    return any(_initials_of(b, a, claim.agent_words) or _initials_of(a, b, other.agent_words)
+               for a in claim.agents for b in other.agents)
 
 
 def _one_party(claim: Clause, other: Clause) -> bool:
