@@ -32,7 +32,8 @@ from ..models.verdicts import Claim, ClaimVerdict, EvidenceRef
 from ..core.regulators import canonical
 from ..core.text_units import file_name_words, sentence_units, stem, words
 from .documents import DocumentName, Mention, mentions, without
-from .checks import direction_conflict, exception_conflict, negated_where, restrictor_conflict, swapped_roles
+from .checks import (antonym_conflict, direction_conflict, exception_conflict, negated_where, restrictor_conflict,
+                     swapped_roles)
 from .numbers import check_numbers
 from .rule_judge import in_context
 from .structure import PARTIES, participants, structural_conflict
@@ -68,7 +69,8 @@ def conflict(claim: str, sentence: str, authority: str, named: list[Mention], re
         return Conflict(structural, True)
     if negated_where(claim, claim) != negated_where(sentence, claim):
         return Conflict("negation differs: the evidence asserts the opposite", False)
-    other = (direction_conflict(claim, sentence) or restrictor_conflict(claim, sentence)
+    other = (direction_conflict(claim, sentence) or antonym_conflict(claim, sentence)
+             or restrictor_conflict(claim, sentence)
              or exception_conflict(claim, sentence) or swapped_roles(claim, sentence))
     return Conflict(other, False) if other else None
 

@@ -134,3 +134,10 @@ def synonymous(a: str, b: str) -> bool:
     if mine & b_against or theirs & a_against:
         return False
     return bool(theirs & a_forms or mine & b_forms)
+
+
+def antonymous(a: str, b: str) -> bool:
+    """``a`` and ``b`` (lower-case words) are opposites in a common sense of one of them ("end", "beginning")."""
+    if a == b or not _table():
+        return False
+    return bool(_bases(a) & _forms(b)[1] or _bases(b) & _forms(a)[1])
