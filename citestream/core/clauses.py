@@ -33,6 +33,7 @@ class Clause:
     patients: frozenset[str]       # what or who undergoes it (object, passive subject)
     subjects: frozenset[str]       # who or what it is about: its doers, its passive or copular subject
     agent_words: frozenset[str]    # every word of the doers' phrases: a name the parse did not make the head
+    recipients: frozenset[str] = frozenset()  # to whom it goes: "send FDA the notice", "submit the notice to FDA"
 
 
 @lru_cache(maxsize=1)
@@ -90,6 +91,20 @@ def _roles(verb: Any) -> tuple[list[Any], list[Any]]:
     if verb.dep_ == "acl":
         (patients if verb.tag_ == "VBN" else agents).append(verb.head)
     return agents, patients
+
+
+def _recipients(verb: Any) -> list[Any]:
+    """Whom a transfer goes to: the indirect object ("send FDA the notice") or the object of its "to" ("submit the
+    notice to FDA", "give it to the sponsor"); of two direct objects, the first ("send the sponsor the report" is
+    sometimes parsed so)."""
+    objects = [c for c in verb.children if c.dep_ == "dobj"]
+    out: list[Any] = _conjoined(objects[0]) if len(objects) > 1 else []
+    for child in verb.children:
+        if child.dep_ == "dative" and child.lower_ != "to":
+            out += _conjoined(child)
+        elif child.dep_ in ("dative", "prep") and child.lower_ == "to":
+            out += [g for p in child.children if p.dep_ == "pobj" for g in _conjoined(p)]
+    return out
 
 
 def _inherited_agents(verb: Any) -> list[Any]:
@@ -183,7 +198,8 @@ def clauses(text: str, authority: str = "") -> tuple[Clause, ...]:
             predicate=head.lemma_.lower(), negated=negated, agents=parties(agents), patients=parties(patients),
             subjects=parties(agents + _subjects(token)),
             agent_words=frozenset(_word(t, authority) for a in agents for t in a.subtree
-                                  if t.is_alpha and not t.is_stop)))
+                                  if t.is_alpha and not t.is_stop),
+            recipients=parties(_recipients(token))))
     return tuple(out)
 
 

@@ -8,7 +8,9 @@ against the sentence's clauses with the same predicate and the same undergoer (o
 * **polarity flipped** — the sentence's clause is negated where the claim's is not, or the reverse, its negation
   read where the parse puts it ("does not consider", "no … is required", "need not", "is not necessary to …");
 * **undergoer swapped** — the sentence does the claim's act to another party ("notify the applicant" against
-  "notify FDA").
+  "notify FDA");
+* **recipient swapped** — the sentence sends what the claim sends to another party ("send the applicant the
+  notification" against "submit the notification to FDA"; any two verbs of ``TRANSFERS``).
 
 A clause whose predicate the sentence does not use is not compared: a restatement may change the verb, and then
 the model and the other checks decide. Who and what the claim is about (its doers and subjects) must also be
@@ -112,6 +114,31 @@ def _undergoer_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None
     return None
 
 
+TRANSFERS = frozenset("send submit provide give deliver forward transmit report furnish file mail email return "
+                      "communicate direct address".split())
+"""Verbs that move something to a party: a restatement may use another of them ("send" for "submit"), never another
+recipient."""
+
+
+def _recipient_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None:
+    """The sentence sends what the claim sends, by the same doer or none named, to another party: "send the
+    applicant the notification" against "submit the notification to FDA"."""
+    mine = frozenset(p for p in claim.recipients if stem(p) in PARTIES)
+    if not mine:
+        return None
+    for e in theirs:
+        moved = _same(claim.predicate, e.predicate) or {claim.predicate, e.predicate} <= TRANSFERS
+        if not moved or (claim.agents and e.agents and not _one_party(claim, e)):
+            continue
+        if claim.patients and e.patients and not _shares(claim.patients, e.patients):
+            continue
+        stated = frozenset(p for p in e.recipients if stem(p) in PARTIES)
+        if stated and not _shares(mine, stated):
+            return (f"to whom '{claim.predicate}' goes differs: the claim says {'/'.join(sorted(mine))}, the evidence "
+                    f"{'/'.join(sorted(stated))}")
+    return None
+
+
 def _as_document(clause: Clause, names: frozenset[str]) -> Clause:
     """A doer that is the document itself, as one party on both sides: "PI 044-1 applies" (the claim names the
     sentence's document) and "This document applies" (the sentence names itself)."""
@@ -133,7 +160,7 @@ def structural_conflict(claim: str, sentence: str, authority: str = "",
     for mine in mine_all:
         aligned = [e for e in theirs if _about_the_same(mine, e)]
         found = (_actor_conflict(mine, aligned) or _polarity_conflict(mine, aligned)
-                 or _undergoer_conflict(mine, theirs))
+                 or _undergoer_conflict(mine, theirs) or _recipient_conflict(mine, theirs))
         if found:
             return found
     return None

@@ -1,5 +1,6 @@
 """Backstops that can only refuse, found by minimal false twins of the dev sets' true claims (one word changed each,
-2026-12-02): a word of the opposite direction the evidence never uses, and an act done to another party."""
+2026-12-02): a word of the opposite direction the evidence never uses, an act done to another party, and a
+notification sent to another party (2026-12-03)."""
 
 import pytest
 
@@ -41,6 +42,24 @@ def test_an_act_done_to_another_party_is_a_conflict():
         evidence, "FDA")
     assert structural_conflict("Applicants must notify FDA in writing within 14 days of the filing of any legal "
                                "action", evidence, "FDA") is None
+
+
+@pytest.mark.parametrize("claim", [
+    "Applicants must send the applicant the required notification of commercial marketing within the 30-day time frame",
+    "Applicants must send the required notification of commercial marketing to the sponsor within the 30-day frame",
+    "Applicants must provide the holder the required notification of commercial marketing within the 30-day frame",
+])
+def test_what_goes_to_another_party_is_a_conflict_whatever_the_verb_of_sending(claim):
+    assert "to whom" in structural_conflict(claim, NOTICE, "FDA")
+
+
+@pytest.mark.parametrize("claim", [
+    "Applicants must send FDA the required notification of commercial marketing within the 30-day time frame",
+    "Applicants must provide the required notification of commercial marketing to the Agency within 30 days",
+    "Applicants must send the applicant's report to FDA within the 30-day time frame",  # another thing sent
+])
+def test_the_same_recipient_in_other_words_is_not(claim):
+    assert structural_conflict(claim, NOTICE, "FDA") is None
 
 
 def test_a_doer_named_by_its_initials_is_the_same_party_and_still_compared():
