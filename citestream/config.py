@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     # Models and policy
     embedding_model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name")
     embedding_batch_size: int = Field(64, description="Texts per embedding forward pass")
-    policy_version: str = Field("qa-v3.5+R2_POLICY_V1", description="Stamped on every record and ledger row")
+    policy_version: str = Field("qa-v3.6+R2_POLICY_V1", description="Stamped on every record and ledger row")
     reranker_model: str = Field(
         "", description="The question judge: a folder or hub name of a cross-encoder; empty = the one shipped "
                         "(docs/judge.md)")

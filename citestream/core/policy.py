@@ -127,6 +127,9 @@ class RelevancePolicy:
 
 @dataclass(frozen=True)
 class Policy:
+    # qa-v3.6: the judge reads the 8 units ranked best by the cosine plus 0.4 times the share of the question's rare
+    # words they hold, not by the cosine alone (``relevance.scorer.SHORTLIST_WORDS``;
+    # docs/experiments/2026-12-03-shortlist-words.md).
     # qa-v3.5: a question asking what a term is gets the unit that defines it ("Hazard: ...", "X means ..."), alone,
     # when it passes the answer threshold (``core.definitions``; docs/experiments/2026-12-02-definitions.md).
     # qa-v3.4: a quoted unit brings the next one when that one's opening clause refers back to it ("If this occurs,
@@ -140,7 +143,7 @@ class Policy:
     # qa-v2.8: a question that names a regulator is answered from that regulator's documents whenever any are
     # indexed, whatever its scope field says (one without a contract scope by its documents' issuer;
     # qa/retrieve/scope.py)
-    version: str = "qa-v3.5+R2_POLICY_V1"
+    version: str = "qa-v3.6+R2_POLICY_V1"
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
     selection: SelectionPolicy = field(default_factory=SelectionPolicy)
     relevance: RelevancePolicy = field(default_factory=RelevancePolicy)

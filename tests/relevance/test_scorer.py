@@ -8,7 +8,8 @@ from citestream.config import get_settings
 from citestream.embedding import get_embedder, get_relevance_embedder, relevance_embedder_name
 from citestream.core.policy import DEFAULT_POLICY
 from citestream.relevance import RelevanceModel
-from citestream.relevance.scorer import DELTA_FILE, METADATA_FILE, SHIPPED_DIR, file_sha256
+from citestream.relevance.scorer import (DELTA_FILE, METADATA_FILE, SHIPPED_DIR, SHORTLIST_WORDS, file_sha256,
+                                         rare_coverage)
 
 ANSWER = "FDA has 60 days after it receives an NDA to decide whether to file it for review."
 QUESTION = "How many days does FDA have to decide whether to file an NDA?"
@@ -31,6 +32,7 @@ def test_the_policy_thresholds_are_the_ones_chosen_for_the_shipped_model(relevan
     settings = get_settings()
     assert served["relevance_embedding_weight"] == relevance.embedding_weight == settings.relevance_embedding_weight
     assert served["relevance_cross_k"] == relevance.cross_k == settings.relevance_cross_k
+    assert served["shortlist_words"] == SHORTLIST_WORDS
     assert DEFAULT_POLICY.version.startswith(served["policy"] + "+")
 
 
@@ -115,16 +117,16 @@ def test_a_passage_scores_as_its_best_quotable_sentence(relevance):
     assert relevance.score_passages(QUESTION, []).shape == (0,)  # an empty pool (nothing retrieved) scores nothing
 
 
-def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest():
-    """cross_k bounds the pairs the cross-encoder reads per call (CITESTREAM_RELEVANCE_CROSS_K): the cosine's best
-    k get the whole blend, the others their cosine share alone."""
+def test_the_cross_encoder_reads_only_the_texts_the_shortlist_ranks_highest():
+    """cross_k bounds the pairs the cross-encoder reads per call (CITESTREAM_RELEVANCE_CROSS_K): the best k by the
+    cosine and the question's rare words get the whole blend, the others their cosine share alone."""
     texts = [ANSWER, "The NDA must include the proposed labeling for the drug.", "Fees are paid in advance.",
              "The boiling point of liquid nitrogen is minus 196 degrees Celsius."]
     every, bounded = RelevanceModel("", embedding_weight=0.7, cross_k=0), RelevanceModel("", embedding_weight=0.7,
                                                                                           cross_k=2)
     vectors = get_relevance_embedder().embed([QUESTION, *texts]).astype(np.float64)
     cosine = np.clip(vectors[1:] @ vectors[0], 0, 1)
-    top = set(np.argsort(-cosine)[:2])
+    top = set(np.argsort(-(cosine + SHORTLIST_WORDS * rare_coverage(QUESTION, texts)))[:2])
     full, scores = every.model_scores(QUESTION, texts), bounded.model_scores(QUESTION, texts)
     for i in range(len(texts)):
         expected = full[i] if i in top else bounded.embedding_weight * cosine[i]
@@ -134,6 +136,21 @@ def test_the_cross_encoder_reads_only_the_texts_the_cosine_ranks_highest():
     assert cosine_only.read_by_cross_encoder(cosine) == []  # the cross-encoder's share is 0: it reads nothing
     assert cosine_only.name == f"cos({relevance_embedder_name()})"  # what the traces record scored
     assert np.allclose(cosine_only.model_scores(QUESTION, texts), cosine, atol=1e-5)
+
+
+def test_a_text_holding_the_questions_rare_words_is_read_though_its_cosine_ranks_lower():
+    """The judge reads ``cross_k`` texts; which ones is decided by the cosine plus the share of the question's words
+    a text holds, a word weighted by how few of the call's texts hold it."""
+    question = "Which PAC is used for import label examinations?"
+    texts = ["Sampling is done during import examinations.", "Label examinations are reported to the district.",
+             "Also, use PAC 56008H for import label examinations.", "Import samples are labelled."]
+    coverage = rare_coverage(question, texts)
+    assert coverage.argmax() == 2 and coverage[2] > 0.5  # the rare "PAC" and three more of the asked words
+    assert 0 < coverage[0] < coverage[1] < coverage[2]
+    assert rare_coverage("Which is it?", texts).tolist() == [0.0] * 4  # nothing asked: the cosine alone decides
+    model = RelevanceModel("", embedding_weight=0.7, cross_k=1)
+    assert model.read_by_cross_encoder(np.array([0.60, 0.58, 0.50, 0.55]), coverage) == [2]
+    assert model.read_by_cross_encoder(np.array([0.60, 0.58, 0.50, 0.55])) == [0]
 
 
 def test_a_text_is_embedded_once_whatever_the_question(monkeypatch):
