@@ -20,6 +20,7 @@ stated by the evidence itself for the claim to pass, however it is worded (``par
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..core.clauses import Clause, clauses
@@ -97,21 +98,27 @@ PARTIES = frozenset("fda agency applicant sponsor manufacturer holder investigat
 undergo it ("notify FDA")."""
 
 
-def _undergoer_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None:
-    """The sentence states the claim's act, by the same doer or none named, done to another party."""
-    mine = frozenset(p for p in claim.patients if stem(p) in PARTIES)
+def _party_conflict(claim: Clause, theirs: tuple[Clause, ...], parties: Callable[[Clause], frozenset[str]],
+                    about: Callable[[Clause, Clause], bool], role: str) -> str | None:
+    """A sentence's clause ``about`` the claim's, by the same doer or none named, with another party of the role
+    ``parties`` reads; ``role`` names it in the reason ("who undergoes '{}'")."""
+    mine = frozenset(p for p in parties(claim) if stem(p) in PARTIES)
     if not mine:
         return None
     for e in theirs:
-        if not _same(claim.predicate, e.predicate):
+        if not about(claim, e) or (claim.agents and e.agents and not _one_party(claim, e)):
             continue
-        if claim.agents and e.agents and not _one_party(claim, e):
-            continue
-        stated = frozenset(p for p in e.patients if stem(p) in PARTIES)
+        stated = frozenset(p for p in parties(e) if stem(p) in PARTIES)
         if stated and not _shares(mine, stated):
-            return (f"who undergoes '{claim.predicate}' differs: the claim says {'/'.join(sorted(mine))}, the evidence "
+            return (f"{role.format(claim.predicate)} differs: the claim says {'/'.join(sorted(mine))}, the evidence "
                     f"{'/'.join(sorted(stated))}")
     return None
+
+
+def _undergoer_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None:
+    """The sentence states the claim's act, by the same doer or none named, done to another party."""
+    return _party_conflict(claim, theirs, lambda c: c.patients, lambda c, e: _same(c.predicate, e.predicate),
+                           "who undergoes '{}'")
 
 
 TRANSFERS = frozenset("send submit provide give deliver forward transmit report furnish file mail email return "
@@ -120,23 +127,16 @@ TRANSFERS = frozenset("send submit provide give deliver forward transmit report 
 recipient."""
 
 
+def _moves_the_same(claim: Clause, other: Clause) -> bool:
+    """Both clauses send the same thing (or one does not say what), with one verb or two of ``TRANSFERS``."""
+    verbs = _same(claim.predicate, other.predicate) or {claim.predicate, other.predicate} <= TRANSFERS
+    return verbs and (not claim.patients or not other.patients or _shares(claim.patients, other.patients))
+
+
 def _recipient_conflict(claim: Clause, theirs: tuple[Clause, ...]) -> str | None:
     """The sentence sends what the claim sends, by the same doer or none named, to another party: "send the
     applicant the notification" against "submit the notification to FDA"."""
-    mine = frozenset(p for p in claim.recipients if stem(p) in PARTIES)
-    if not mine:
-        return None
-    for e in theirs:
-        moved = _same(claim.predicate, e.predicate) or {claim.predicate, e.predicate} <= TRANSFERS
-        if not moved or (claim.agents and e.agents and not _one_party(claim, e)):
-            continue
-        if claim.patients and e.patients and not _shares(claim.patients, e.patients):
-            continue
-        stated = frozenset(p for p in e.recipients if stem(p) in PARTIES)
-        if stated and not _shares(mine, stated):
-            return (f"to whom '{claim.predicate}' goes differs: the claim says {'/'.join(sorted(mine))}, the evidence "
-                    f"{'/'.join(sorted(stated))}")
-    return None
+    return _party_conflict(claim, theirs, lambda c: c.recipients, _moves_the_same, "to whom '{}' goes")
 
 
 def _as_document(clause: Clause, names: frozenset[str]) -> Clause:
