@@ -86,7 +86,8 @@ class Settings(BaseSettings):
         "", description="Folder of the relevance blend's embedding model (`citestream scorer embedder --out`); "
                         "empty: the one the package ships")
     relevance_cross_k: int = Field(
-        8, ge=0, description="Texts per scoring call read by the judge, the cosine's best first; the rest score "
+        8, ge=0, description="Texts per scoring call read by the judge, the best by the cosine and the question's "
+                            "rare words first; the rest score "
                             "their cosine share (0 = every text). 8: half the judge's time of 16, two dev answers "
                             "of 305 lost (docs/experiments/2026-11-27-judge.md)")
     questions_together: int = Field(

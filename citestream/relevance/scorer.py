@@ -79,7 +79,7 @@ CLAIM_PREFIX = "claim: "
 """How the judge is asked about a claim rather than a question (it was trained on both; ``ClaimRelevance``)."""
 FIRST_K = 4
 READ_MORE_BELOW = 0.85
-"""The judge reads the shortlist's ``FIRST_K`` best (by cosine) first, and the rest of the shortlist only when the
+"""The judge reads the shortlist's ``FIRST_K`` best first, and the rest of the shortlist only when the
 best blended score so far is below ``READ_MORE_BELOW``: a question whose answer is already clear does not pay for
 the pairs that cannot change it. On dev: 210 of 305 as with the whole shortlist of 8, 5.3 pairs a question instead
 of 7.4 (a plain shortlist of 4: 204; reading more below 0.70: 207; docs/experiments/2026-11-29-speed.md)."""
