@@ -532,6 +532,9 @@ def heading_end(unit: str) -> int:
     tokens = unit.split(" ")
     for j in range(1, min(len(tokens) - 1, MAX_HEADING_WORDS + 1)):
         token, following, before = tokens[j], tokens[j + 1], tokens[j - 1]
+        if (before.endswith(":") and _shouted(tokens[:j]) and token[:1].isupper() and len(tokens) - j >= 4
+                and " | " not in unit and _heading_prefix(tokens[:j])):
+            return len(" ".join(tokens[:j])) + 1  # a run-in heading in capitals: "REPORTING INSTRUCTIONS: All ..."
         if before.endswith(_SENTENCE_PUNCT) or before.lower() in _AUXILIARIES or len(tokens) - j < 4:
             continue
         bare = token.lower().removesuffix(",")  # "Package Type Generally, labeling ...": an opener with its comma

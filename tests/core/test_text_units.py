@@ -145,6 +145,9 @@ def test_a_sentence_whose_opening_clause_refers_back_continues_the_one_before():
      "From 1999-2001"),
     ("Traceability of pharmaceutical products 8.9 Regulations should foster a safe and secure distribution system.",
      "8.9 Regulations"),
+    # a run-in heading in capitals, closed by a colon (the DQST program, CPG Sec. 490.100)
+    ("REPORTING INSTRUCTIONS: All testing activities conducted under this program should be reported.", "All testing"),
+    ("BACKGROUND: This Compliance Policy Guide (CPG) explains the policy of the Center.", "This Compliance Policy"),
 ])
 def test_a_heading_in_any_case_is_cut_off_the_sentence_it_was_glued_to(text, sentence):
     cut = heading_end(text)
@@ -163,6 +166,9 @@ def test_a_heading_in_any_case_is_cut_off_the_sentence_it_was_glued_to(text, sen
     "The applicant submits the form in May the year after approval, as the rule says.",
     "Table 2.1 Summary of the validation characteristics that each kind of procedure needs.",
     "The limit is 0.5 Percent of the total amount of the drug substance in the product.",
+    "FDA: The agency reviews the application within the time the statute sets.",  # a short acronym, not shouted
+    "Assay: The result must lie within the limits the specification sets for the batch.",  # not in capitals
+    "TEST: Assay | LIMIT: 95.0-105.0% | METHOD: HPLC as described in the monograph",  # a table row keeps its header
 ])
 def test_titles_cross_references_and_list_markers_are_not_headings(text):
     assert heading_end(text) == 0
