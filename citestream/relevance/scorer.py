@@ -210,7 +210,7 @@ class RelevanceModel:
                                    stored={t for _, texts in calls for t in texts})
         groups = split_rows(vectors, [1 + len(texts) for _, texts in calls])  # each: the question, then its texts
         cosines = [np.clip(g[1:] @ g[0], 0.0, 1.0) for g in groups]
-        chosen = [self.read_by_cross_encoder(c, rare_coverage(q, texts)) for (q, texts), c in zip(calls, cosines)]
+        chosen = [self.read_by_cross_encoder(c, q, texts) for (q, texts), c in zip(calls, cosines)]
         first = [idx[:FIRST_K] if self.cross_k else idx for idx in chosen]
         read = self._read(calls, first)
         w = self.embedding_weight
@@ -229,14 +229,15 @@ class RelevanceModel:
         flat = self.cross_pairs([(q, texts[i]) for (q, texts), idx in zip(calls, chosen) for i in idx])
         return split_rows(flat, [len(idx) for idx in chosen])
 
-    def read_by_cross_encoder(self, cosine: np.ndarray, coverage: np.ndarray | None = None) -> list[int]:
-        """Which of a call's texts the cross-encoder reads: the ``cross_k`` ranked highest by the embedding cosine
-        plus ``SHORTLIST_WORDS`` times the share of the question's rare words a text holds (``rare_coverage``);
-        none when the cosine is the whole score (``embedding_weight`` 1)."""
+    def read_by_cross_encoder(self, cosine: np.ndarray, question: str = "", texts: Sequence[str] = ()) -> list[int]:
+        """Which of a call's ``texts`` the cross-encoder reads: the ``cross_k`` ranked highest by the embedding cosine
+        plus ``SHORTLIST_WORDS`` times the share of the ``question``'s rare words a text holds (``rare_coverage``,
+        read only when there are more texts than it reads); none when the cosine is the whole score
+        (``embedding_weight`` 1)."""
         if self.embedding_weight >= 1:
             return []
         if self.cross_k and len(cosine) > self.cross_k:
-            rank = cosine if coverage is None else cosine + SHORTLIST_WORDS * coverage
+            rank = cosine + SHORTLIST_WORDS * rare_coverage(question, texts) if texts else cosine
             return [int(i) for i in np.argsort(-rank, kind="stable")[:self.cross_k]]
         return list(range(len(cosine)))
 

@@ -149,7 +149,7 @@ def test_a_text_holding_the_questions_rare_words_is_read_though_its_cosine_ranks
     assert 0 < coverage[0] < coverage[1] < coverage[2]
     assert rare_coverage("Which is it?", texts).tolist() == [0.0] * 4  # nothing asked: the cosine alone decides
     model = RelevanceModel("", embedding_weight=0.7, cross_k=1)
-    assert model.read_by_cross_encoder(np.array([0.60, 0.58, 0.50, 0.55]), coverage) == [2]
+    assert model.read_by_cross_encoder(np.array([0.60, 0.58, 0.50, 0.55]), question, texts) == [2]
     assert model.read_by_cross_encoder(np.array([0.60, 0.58, 0.50, 0.55])) == [0]
 
 
