@@ -255,15 +255,31 @@ MIN_UNIT_WORDS = 5
 
 
 @lru_cache(maxsize=16384)
-def quotable(unit: str) -> bool:
+def quotable(unit: str, checklist: bool = False) -> bool:
     """A unit that can stand as an answer sentence: 5 to ``MAX_UNIT_WORDS`` words (a lead-in with its list: up to
     ``LIST_MAX_WORDS``), not a label (a heading, a table-of-contents line, a list of section numbers: ``is_label``),
     not a bare citation (``is_reference``) and not an instruction aimed at a model (a prompt injection inside a
-    document). Remembered per unit: retrieval and the backend ask about the same units."""
+    document). A question is a label, except an item of a ``checklist`` (``checklist_items``). Remembered per unit:
+    retrieval and the backend ask about the same units."""
     n = len(words(unit))
     longest = LIST_MAX_WORDS if _LEAD_IN.search(unit) else MAX_UNIT_WORDS
-    return (MIN_UNIT_WORDS <= n <= longest and not is_label(unit) and not is_reference(unit)
-            and not is_injection(unit))
+    label = is_label(unit) and not (checklist and asks(unit) and not _TOC_LEADER.search(unit))
+    return MIN_UNIT_WORDS <= n <= longest and not label and not is_reference(unit) and not is_injection(unit)
+
+
+def asks(unit: str) -> bool:
+    """A unit that is a question."""
+    return unit.rstrip().rstrip("\"\u201d)").endswith("?")
+
+
+def checklist_items(units: tuple[str, ...]) -> frozenset[int]:
+    """The questions of a passage that are a checklist's items, not a document's own questions: two or more in a row
+    ("Are stock inventories checked periodically? Are vehicles cleaned and fit for purpose?"). An inspection
+    aide-memoire or an audit checklist says what to check by asking it, so its questions are what a reader quotes; a
+    FAQ's question is followed by its answer, which is quoted instead (and read with the question: ``subject``)."""
+    asking = [asks(u) for u in units]
+    return frozenset(i for i, a in enumerate(asking)
+                     if a and ((i > 0 and asking[i - 1]) or (i + 1 < len(units) and asking[i + 1])))
 
 
 @dataclass(frozen=True)
@@ -292,6 +308,7 @@ def read_units(passage: str, headings: tuple[str, ...] | None = None) -> tuple[U
     sentence read with its subject"). ``headings``: the passage's heading lines when it is read as one line (the
     prompt's evidence, ``SelectedEvidence.headings``); None: its own lines. Remembered per passage."""
     units = sentence_units(passage)
+    checklist = checklist_items(units)
     known = _unnumbered(_headings(passage.split("\n") if headings is None else headings))
     cuts = [_heading_cut(unit, known) for unit in units]
     bodies = tuple(unit[cut:].strip() for unit, cut in zip(units, cuts))  # a subject is read from a sentence
@@ -301,8 +318,8 @@ def read_units(passage: str, headings: tuple[str, ...] | None = None) -> tuple[U
         if not cut:
             reference = reference_end(unit)
         quote = unit[cut or reference:].strip()
-        if quotable(quote):
-            about = unit[:cut].strip() if cut else subject(bodies, i)
+        if quotable(quote, i in checklist):
+            about = unit[:cut].strip() if cut else subject(bodies, i, checklist)
             readings = (quote, f"{about}: {quote}") if about else (quote,)
             out.append(Unit(i, quote, readings + _item_readings(quote)))
     return tuple(out)
@@ -452,9 +469,9 @@ def _opens_with_a_name(lead: str) -> bool:
     return 1 <= len(parts) <= 8 and parts[0][:1].isupper() and parts[0].lower() not in STOPWORDS
 
 
-def subject(units: tuple[str, ...], i: int) -> str:
+def subject(units: tuple[str, ...], i: int, checklist: frozenset[int] = frozenset()) -> str:
     """What unit ``i`` is about when it does not say so itself, read from the unit before: the question it answers
-    when that unit is one (a document's FAQ); the lead of that unit when ``i`` opens with a pronoun ("These include
+    when that unit is one (a document's FAQ; not an item of a ``checklist``, ``checklist_items``); the lead of that unit when ``i`` opens with a pronoun ("These include
     ..."), or with "The <noun>" right after a sentence that opens with a name ("Lecanemab, an antibody, ... . The
     drug targets ..."). Empty when the unit names its own subject.
 
@@ -464,8 +481,8 @@ def subject(units: tuple[str, ...], i: int) -> str:
     if i == 0:
         return ""
     unit, before = units[i], units[i - 1]
-    if before.rstrip().endswith("?"):  # a document's own question: "Who reviews ...? A team of ..."
-        return before
+    if asks(before):  # a document's own question: "Who reviews ...? A team of ..." (not a checklist's item)
+        return "" if i - 1 in checklist else before
     opener = unit.split()[:2]
     if refers_back(unit) or (len(opener) == 2 and opener[0] == "The" and opener[1][:1].islower()
                              and _opens_with_a_name(_lead(before))):
@@ -607,7 +624,7 @@ def is_label(unit: str) -> bool:
     """A line that names, points or asks rather than says: a heading (capitalised words, no sentence end), a table of
     contents line (dot leaders), a run of section references ("§ 11.10 (e), (k)(2) and 11.30") or a question. Never
     an answer sentence, whatever its score."""
-    if _TOC_LEADER.search(unit) or unit.rstrip().rstrip("\"\u201d)").endswith("?"):  # a question asks, not says
+    if _TOC_LEADER.search(unit) or asks(unit):  # a question asks, not says
         return True
     tokens = unit.split()
     if tokens and all(_REFERENCE_TOKEN.match(t) for t in tokens):

@@ -275,3 +275,18 @@ def test_a_heading_set_in_capitals_is_cut_before_its_first_numbered_paragraph():
     (unit,) = read_units("INTRODUCTION 2.1 Wholesale distribution is all activities consisting of procuring goods.")
     assert unit.quote.startswith("2.1 Wholesale") and unit.about
     assert read_units("TABLE 2.1 Summary of the results for the batches tested here.")[0].quote.startswith("TABLE")
+
+
+def test_a_checklists_questions_are_its_items_and_the_item_after_one_is_not_its_answer():
+    """An inspection aide-memoire says what to check by asking it: two or more questions in a row are a checklist's
+    items and are quoted; a lone question is a document's own (a FAQ), read as the subject of the answer after it."""
+    checklist = ("Temperature control \uf0b7 Are the environmental conditions monitored and are such records available? "
+                 "\uf0b7 Has temperature mapping been conducted for the storage areas? "
+                 "\uf0b7 Provide temperature monitoring data for selected shipments.")
+    first, second, third = read_units(checklist)
+    assert first.quote == "Are the environmental conditions monitored and are such records available?"
+    assert second.quote == "Has temperature mapping been conducted for the storage areas?"
+    assert not second.about and third.readings == ("Provide temperature monitoring data for selected shipments.",)
+    assert read_units("Who reviews new drug submissions?") == ()
+    faq = read_units("Who reviews new drug submissions? A team of CDER physicians and chemists review the data.")
+    assert [u.quote[:6] for u in faq] == ["A team"]
