@@ -471,9 +471,10 @@ def _opens_with_a_name(lead: str) -> bool:
 
 def subject(units: tuple[str, ...], i: int, checklist: frozenset[int] = frozenset()) -> str:
     """What unit ``i`` is about when it does not say so itself, read from the unit before: the question it answers
-    when that unit is one (a document's FAQ; not an item of a ``checklist``, ``checklist_items``); the lead of that unit when ``i`` opens with a pronoun ("These include
-    ..."), or with "The <noun>" right after a sentence that opens with a name ("Lecanemab, an antibody, ... . The
-    drug targets ..."). Empty when the unit names its own subject.
+    when that unit is one (a document's FAQ; not an item of a ``checklist``, ``checklist_items``); the lead of that
+    unit when ``i`` opens with a pronoun ("These include ..."), or with "The <noun>" right after a sentence that
+    opens with a name ("Lecanemab, an antibody, ... . The drug targets ..."). Empty when the unit names its own
+    subject.
 
     Measured on the qa-v2 dev split: the whole sentence before as context lowered how often the answering sentence
     ranked first (45 → 39 of 81); its lead alone moved it by a question either way (docs/relevance.md, "A sentence

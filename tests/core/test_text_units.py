@@ -280,8 +280,8 @@ def test_a_heading_set_in_capitals_is_cut_before_its_first_numbered_paragraph():
 def test_a_checklists_questions_are_its_items_and_the_item_after_one_is_not_its_answer():
     """An inspection aide-memoire says what to check by asking it: two or more questions in a row are a checklist's
     items and are quoted; a lone question is a document's own (a FAQ), read as the subject of the answer after it."""
-    checklist = ("Temperature control \uf0b7 Are the environmental conditions monitored and are such records available? "
-                 "\uf0b7 Has temperature mapping been conducted for the storage areas? "
+    checklist = ("Temperature control \uf0b7 Are the environmental conditions monitored and are such records "
+                 "available? \uf0b7 Has temperature mapping been conducted for the storage areas? "
                  "\uf0b7 Provide temperature monitoring data for selected shipments.")
     first, second, third = read_units(checklist)
     assert first.quote == "Are the environmental conditions monitored and are such records available?"
