@@ -15,6 +15,7 @@ jurisdiction used as the rule-maker ("EU GMP", "under UK law", "European regulat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Set
 from dataclasses import dataclass
 
@@ -25,12 +26,24 @@ from ...store.search import Scope
 SCOPE_OF = {name: BY_NAME[name].scope for name in ASKED}
 
 
+_SPELLED_AFTER = re.compile(r"[\"'\u201d]?\s+(?:stands?|is short|is an? (?:acronym|abbreviation)) for\b", re.IGNORECASE)
+_SPELLED_BEFORE = re.compile(r"\b(?:acronym|abbreviation|abbreviated)\s+[\"'\u201c]?$", re.IGNORECASE)
+
+
 def named_authorities(question: str) -> list[str]:
     """The regulators the question names, in table order. Case matters ("who" is not the WHO); in a question
-    written all in capitals "WHO" is the word, not the organisation."""
+    written all in capitals "WHO" is the word, not the organisation. Letters whose meaning is asked ("what does EMA
+    stand for", "the abbreviation EMA") name no regulator: a document may define them otherwise (the DQST program's
+    "economically motivated adulteration")."""
     shouting = question.upper() == question
     return [name for name, pattern in ASKED.items()
-            if pattern.search(question) and not (shouting and name == "WHO")]
+            if any(not _spelling_asked(question, m) for m in pattern.finditer(question))
+            and not (shouting and name == "WHO")]
+
+
+def _spelling_asked(question: str, found: re.Match) -> bool:
+    """Whether the question asks what the letters ``found`` stand for."""
+    return bool(_SPELLED_AFTER.match(question, found.end()) or _SPELLED_BEFORE.search(question[:found.start()]))
 
 
 @dataclass(frozen=True)

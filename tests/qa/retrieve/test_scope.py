@@ -24,6 +24,10 @@ INDEXED = {"FDA", "ICH"}
     ("WHO MUST SIGN THE FORM?", []),  # all capitals: the word, not the organisation
     ("who reviews the application?", []),
     ("What does the EU AI Act say about drug development?", []),
+    # letters whose meaning is asked: a document may define them otherwise
+    ("In the DQST program, what does EMA stand for when it talks about APIs at risk?", []),
+    ("What is the abbreviation EMA short for in the survey program?", []),
+    ("What does EMA require, and what does EMA stand for?", ["EMA"]),
 ])
 def test_named_authorities(question, named):
     assert named_authorities(question) == named
