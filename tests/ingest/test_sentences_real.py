@@ -3,7 +3,8 @@ the marks are found here on their own, from pdfium's text boxes, as ingest finds
 heading the layout saw glued before a quoted sentence, no lead-in without its list (issue 52)."""
 
 import re
-from functools import cache
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache, partial
 from itertools import pairwise
 
 import pytest
@@ -61,8 +62,11 @@ def test_no_footnote_mark_stays_inside_a_quoted_sentence():
         quoted: dict[int, list[str]] = {}
         for child in children:
             quoted.setdefault(child.page, []).extend(u.quote for u in read_units(child.text))
-        for page in range(1, max(quoted, default=0) + 1):
-            for words, mark in footnote_marks(pdf, page):
+        pages = range(1, max(quoted, default=0) + 1)
+        with ThreadPoolExecutor(2) as readers:  # the pdfium pool's two children read two pages at once
+            marks = list(readers.map(partial(footnote_marks, pdf), pages))
+        for page, on_page in zip(pages, marks):
+            for words, mark in on_page:
                 found += 1
                 glued = re.compile(re.escape(words).replace(r"\ ", r"\s+") + rf"\s?{mark}(?![\d.,]\d)")
                 kept += [(pdf.name, page, unit) for unit in quoted.get(page, []) + quoted.get(page - 1, [])
