@@ -26,10 +26,15 @@ def _groups_hashes(*hash_seeds: str) -> list[str]:
                                                                   "HF_HUB_OFFLINE": "1"},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for seed in hash_seeds]
     hashes = []
-    for run in runs:
-        out, err = run.communicate(timeout=300)
-        assert run.returncode == 0, err[-2000:]
-        hashes.append(out.strip().splitlines()[-1])
+    try:
+        for run in runs:
+            out, err = run.communicate(timeout=300)
+            assert run.returncode == 0, err[-2000:]
+            hashes.append(out.strip().splitlines()[-1])
+    finally:  # one that failed or timed out leaves no other building on, competing with the tests after it
+        for run in runs:
+            run.kill()
+            run.wait()
     return hashes
 
 
