@@ -7,6 +7,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from .injection import is_injection
 
@@ -77,8 +78,21 @@ def content_terms(text: str) -> set[str]:
     return terms | set(_CITATION.findall(normalized))
 
 
+_INITIAL = re.compile(r"\b([A-Z][a-z]+ [A-Z])\.(?= ([A-Z][a-z]+)\b)")
+"""A middle initial between a first name and a surname ("contact Jeanne M. Delasko at ..."): no sentence end."""
+_NOT_NAMES = frozenset("appendix annex section part table figure chapter step phase group module attachment class "
+                       "category level stage tier type schedule exhibit option list item".split())
+
+
+def _initial(found: re.Match[str]) -> str:
+    first, after = found.group(1).split(" ")[0], found.group(2)
+    if first.lower() in _NOT_NAMES or after.lower() in STOPWORDS or after.lower() in _OPENERS:
+        return str(found.group(0))  # "Appendix A. Sponsors ...", "Group B. The ...": a sentence ends
+    return f"{found.group(1)}\u0000i\u0000"
+
+
 def split_sentences(text: str) -> list[str]:
-    protected = text
+    protected = _INITIAL.sub(_initial, text)
     for i, abbr in enumerate(ABBREVIATIONS):
         protected = protected.replace(abbr, abbr.replace(".", f"\u0000{i}\u0000"))
     parts = [p for s in _SENTENCE_END.split(" ".join(protected.split())) for p in _paragraph_breaks(s)]
@@ -86,6 +100,7 @@ def split_sentences(text: str) -> list[str]:
     for part in parts:
         for i, abbr in enumerate(ABBREVIATIONS):
             part = part.replace(abbr.replace(".", f"\u0000{i}\u0000"), abbr)
+        part = part.replace("\u0000i\u0000", ".")
         if part.strip():
             restored.append(part.strip())
     return _closed(restored)
@@ -317,8 +332,8 @@ def read_units(passage: str, headings: tuple[str, ...] | None = None) -> tuple[U
         cut, reference = cuts[i], 0
         if not cut:
             reference = reference_end(unit)
-        quote = unit[cut or reference:].strip()
-        if quotable(quote, i in checklist):
+        quote = _without_paragraph_number(unit[cut or reference:].strip())
+        if not (quote in known and _names(quote)) and quotable(quote, i in checklist):
             about = unit[:cut].strip() if cut else subject(bodies, i, checklist)
             readings = (quote, f"{about}: {quote}") if about else (quote,)
             out.append(Unit(i, quote, readings + _item_readings(quote)))
@@ -338,15 +353,51 @@ def _item_readings(quote: str) -> tuple[str, ...]:
 
 
 def heading_lines(passage: str) -> tuple[str, ...]:
-    """The passage's lines that are headings (``is_label``). The PDF set each on a line of its own, so a unit opening
-    with one has it glued on, even where ``heading_end`` sees no sentence start after it ("DOAC Stroke Prevention
-    Direct oral anticoagulants ...", "3.2.1 ECs Definition ECs are ...")."""
+    """The passage's lines that are headings (``is_label``, ``_numbered``, ``set_apart``). The PDF set each on a line
+    of its own, so a unit opening with one has it glued on, even where ``heading_end`` sees no sentence start after it
+    ("DOAC Stroke Prevention Direct oral anticoagulants ...", "3.2.1 ECs Definition ECs are ...", "Recalibration and
+    model maintenance Tracking the calibration ...")."""
     return tuple(sorted(_headings(passage.split("\n"))))
 
 
 def _headings(lines: Iterable[str]) -> frozenset[str]:
-    spaced = (" ".join(line.split()) for line in lines)
-    return frozenset(h for h in spaced if 0 < h.count(" ") < MAX_HEADING_WORDS and (is_label(h) or _numbered(h)))
+    """The heading lines, and a heading's line joined with the next when that one goes on in lower case ("6.
+    Information on the chemical and pharmaceutical quality" / "concerning placebo products in clinical trials")."""
+    spaced = [" ".join(line.split()) for line in lines]
+    found = {h for h in spaced if 0 < h.count(" ") < MAX_HEADING_WORDS and (is_label(h) or _numbered(h))}
+    found |= {h for h in spaced if set_apart(h)}
+    found |= {joined for h, after in pairwise(spaced)
+              if h in found and after[:1].islower() and set_apart(joined := f"{h} {after}")}
+    return frozenset(found)
+
+
+MAX_LINE_HEADING_WORDS = 24
+"""The longest line read as a heading by its shape (``set_apart``): ICH's example titles run to 17 words."""
+
+
+def set_apart(line: str) -> bool:
+    """A line shaped as a heading, in any case: two to ``MAX_LINE_HEADING_WORDS`` words opening with a capital, a
+    section number or a list's letter, no sentence or clause end at its end, no table cell, balanced brackets
+    ("Recalibration and model maintenance", "a. Over-encapsulation of clinical trial formulations", "A. Example 1:
+    Linking Material Attributes ... – Chemical Entity (10.1)"). A paragraph's line ends with its sentence; a
+    heading's does not, nor does it run on ("... written comments, or": a list item). It is cut off a unit only where
+    a quotable sentence follows it (``_line_heading_end``); the layout also reads a block's start by it
+    (``ingest.layout._heading_so_far``)."""
+    tokens = line.split(" ")
+    return (1 < len(tokens) <= MAX_LINE_HEADING_WORDS and bool(_HEADING_START.match(line) or _lettered(tokens))
+            and not line.rstrip("\"'\u201d\u2019").endswith(_SENTENCE_PUNCT) and " | " not in line and _balanced(line)
+            and not _TOC_LEADER.search(line) and tokens[-1] not in _RUNS_ON)
+
+
+def _names(line: str) -> bool:
+    """A heading line that names and says nothing (``set_apart``, no verb): alone on its line it is still a heading,
+    never an answer ("Over-encapsulation of clinical trial formulations"). A table cell or list item printed
+    without a full stop says something ("ANDA to be submitted within 6 to 8 months of ...") and stays quotable."""
+    return set_apart(line) and not _VERBS & set(line.split())
+
+
+def _lettered(tokens: list[str]) -> bool:
+    return len(tokens) > 1 and bool(_LETTER.fullmatch(tokens[0])) and tokens[1][:1].isupper()
 
 
 _NUMBERED_LINE = re.compile(r"^(?=\S*\d)(?:\d{1,2}|[A-Z])(?:\.(?:\d{1,2}|[A-Z])){1,6}\.? [A-Z]")
@@ -371,11 +422,13 @@ def _unnumbered(headings: frozenset[str]) -> frozenset[str]:
     "C." or "IV.", so the unit under "C. Labeling Format" opens with "Labeling Format FDA requests ...". Over the
     corpus and the dev documents, 86 of 4,742 quotes opened so (docs/experiments/2026-11-30-numbered-headings.md)."""
     bare = (h.split(" ", 1) for h in headings)
-    return headings | {parts[1] for parts in bare if len(parts) == 2 and _SECTION_NUMBER.match(parts[0])}
+    return headings | {parts[1] for parts in bare
+                       if len(parts) == 2 and (_SECTION_NUMBER.match(parts[0]) or _LETTER.fullmatch(parts[0]))}
 
 
-MAX_STACKED_HEADINGS = 3
-"""Heading lines cut off one unit after the first cut: a subsection's, and two more (Q12's "3.2.1 ECs Definition")."""
+MAX_STACKED_HEADINGS = 6
+"""Heading lines cut off one unit after the first cut: a subsection's, and more (Q12's "3.2.1 ECs Definition", a
+title page's council, guideline, title, version and date lines)."""
 
 
 def _heading_cut(unit: str, headings: frozenset[str]) -> int:
@@ -385,11 +438,33 @@ def _heading_cut(unit: str, headings: frozenset[str]) -> int:
     Using a TPP ..." holds a sentence opener ("Using a")."""
     cut = 0
     for _ in range(1 + MAX_STACKED_HEADINGS):  # bounded: a unit of a hostile PDF may repeat one heading at length
-        more = _line_heading_end(unit[cut:], headings) or heading_end(unit[cut:])
+        more = _line_heading_end(unit[cut:], headings) or heading_end(unit[cut:]) or _numbered_title_end(unit[cut:])
         if not more:
             break
         cut += more
     return cut
+
+
+def _numbered_title_end(unit: str) -> int:
+    """Where a numbered heading set in title case ends when the sentence after it restates it, in sentence case ("4.5
+    Risk Communication Risk communication is the sharing ...": ICH sets the heading beside the paragraph's first
+    line, on one line of text); 0 otherwise. A capital then a word in lower case alone is no sentence start ("11.40
+    Authentic Certificates of Analysis should be issued ...")."""
+    tokens = unit.split(" ", MAX_HEADING_WORDS + 2)
+    if len(tokens) < 6 or not _SECTION_NUMBER.match(tokens[0]):
+        return 0
+    for j in range(2, min(len(tokens) - 4, MAX_HEADING_WORDS + 1)):
+        title, word, after = tokens[1:j], tokens[j], tokens[j + 1]
+        if not all(_title_word(t) for t in title):
+            return 0
+        if word.lower() == title[0].lower() and word[1:].islower() and after[:1].islower():
+            rest = unit[len(" ".join(tokens[:j])) + 1:]
+            return len(unit) - len(rest) if quotable(rest) else 0
+    return 0
+
+
+def _title_word(token: str) -> bool:
+    return (token[:1].isupper() and not token.endswith(_SENTENCE_PUNCT)) or token in _HEADING_SMALL
 
 
 def _line_heading_end(unit: str, headings: frozenset[str]) -> int:
@@ -399,8 +474,8 @@ def _line_heading_end(unit: str, headings: frozenset[str]) -> int:
     whatever the passage holds."""
     if not headings or " | " in unit:
         return 0
-    tokens = unit.split(" ", MAX_HEADING_WORDS)
-    for n in range(min(len(tokens) - 1, MAX_HEADING_WORDS), 0, -1):
+    tokens = unit.split(" ", MAX_LINE_HEADING_WORDS)
+    for n in range(min(len(tokens) - 1, MAX_LINE_HEADING_WORDS), 0, -1):
         heading = " ".join(tokens[:n])
         if heading in headings and _balanced(heading):  # "... Plan [21 CFR" is a line of a heading, not all of it
             rest = unit[len(heading) + 1:]
@@ -421,6 +496,8 @@ def scored_units(passage: str) -> tuple[str, ...]:
 _REFERENCES = frozenset("it its they their them this these those such".split())
 """Words that open a sentence whose subject is elsewhere ("It requires ...", "These include ...", "Such studies")."""
 _HEADING_SMALL = frozenset("a an and as at by for from in of on or the to vs versus with".split())
+_LETTER = re.compile(r"\(?[a-z][.)]")  # "a.", "(b)": the letter of a lettered heading or item
+_RUNS_ON = _HEADING_SMALL | {"nor", "but", "than"}  # a line ending on one goes on (``set_apart``)
 _OPENERS = (STOPWORDS - frozenset(
     "according provided pdfs pdf document documents guidance say says said state states please tell explain describe "
     "one two".split())) | frozenset(
@@ -620,6 +697,10 @@ filtration, air heating and cooling."): a part of the Code has three digits, a g
 ("9.21 Periodic stock reconciliation should be performed ...")."""
 
 
+_CODE_TITLE_AT_END = re.compile(r"(?<!\S)§{1,2} ?\d{1,4}(?:\.\d{1,4}){0,3}[a-z]? [A-Z][^.;:?!§\[\]]{0,200}\.$")
+_BRACKETED = re.compile(r"\[[^\[\]]*\]")
+
+
 @lru_cache(maxsize=16384)
 def is_label(unit: str) -> bool:
     """A line that names, points or asks rather than says: a heading (capitalised words, no sentence end), a table of
@@ -632,6 +713,11 @@ def is_label(unit: str) -> bool:
         return True
     if _CODE_SECTION_TITLE.match(unit) and len(tokens) <= MAX_HEADING_WORDS + 4:
         return True
+    titled = _CODE_TITLE_AT_END.search(unit) if len(tokens) <= 2 * MAX_HEADING_WORDS else None
+    if titled and titled.start() > 0:  # "Subpart C-Buildings and Facilities § 211.42 Design and construction features."
+        before = _BRACKETED.sub("", unit[:titled.start()]).strip()  # "§ 820.5 [Reserved]", "[43 FR 45077, ...]"
+        if not before or is_label(before):
+            return True
     stripped = unit.rstrip()
     ends_sentence = re.search(r"[.!?:;][\"\u201d)]?$", stripped) and not re.search(r"\)\.\d{1,2}$", stripped)
     capitals = sum(t[:1].isupper() for t in tokens if any(c.isalpha() for c in t))

@@ -21,7 +21,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from ..core.text_units import BULLET_SIGNS
+from ..core.text_units import BULLET_SIGNS, set_apart
 from ..sandbox.budget import CELL_GAP
 from .pdf import Fragment, RawPage
 
@@ -33,9 +33,12 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,7})(?:\s*(?:of|/)\
 _PAGE_OF = re.compile(r"\bpage\s+\d{1,4}\s*(?:of|/)\s*\d{1,4}\s*$", re.I)  # "... (enhanced display) page 2 of 7"
 _SHAPES = "○■□➢►"  # bullets a layout draws beyond the shared set
 _BULLET_SIGNS = BULLET_SIGNS + _SHAPES + "·\uf0b7\uf0a7"  # ... and the symbol fonts' (a bold one is no heading)
-_BULLET = re.compile(r"^(?:[\-–*" + BULLET_SIGNS + _SHAPES + r"]|\(?[a-z0-9]{1,3}[.)])\s+", re.I)
+_BULLET = re.compile(r"^(?:[\-–*" + BULLET_SIGNS + _SHAPES + r"]|\(?(?:\d{1,3}|[a-z]|[ivxlc]{2,4})[.)])\s+", re.I)
+"""An item's bullet, number, letter or roman numeral; "RLD. DMF holders ..." (a sentence's last word) opens none."""
 _NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
 _TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
+_SECTION_NO = re.compile(r"(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?")
+"""A section's or a paragraph's number alone: set apart from its heading or paragraph by a tab, it opens no table."""
 _HYPHENATED = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+")
 
 
@@ -293,6 +296,8 @@ def _visual_lines(fragments: list[Fragment]) -> list[_Line]:
                 else:
                     cells[-1][1].append(part.text)
             line.cells = [(x0, " ".join(texts), bold) for x0, texts, bold in cells]
+            if len(line.cells) == 2 and _SECTION_NO.fullmatch(line.cells[0][1]):  # "6.<tab>DOCUMENTATION AND ..."
+                line.table, line.cells, line.text = False, [], " ".join(p.text for p in parts)
     return lines
 
 
@@ -472,7 +477,7 @@ class _Table:
         for row in cells[1:] if head else cells:
             values = [(c, v.rstrip(" ;")) for c, v in row.items()]
             if head:
-                said = [f"{head[c]}: {v}" if head.get(c) else v for c, v in values]
+                said = [f"{head[c]}: {v}" if _names_column(head.get(c)) else v for c, v in values]
             elif len(values) == 2:
                 said = [f"{values[0][1].rstrip(':')}: {values[1][1]}"]
             else:
@@ -482,6 +487,11 @@ class _Table:
                 text += (" " if text.endswith((".", "!", "?")) else " | ") + value
             out.append(text if text.endswith((".", ";", ":", "?", "!")) else f"{text}.")
         return "\n".join(out)
+
+
+def _names_column(head: str | None) -> bool:
+    """A head cell that names its column; a chapter's number set beside its first page ("8.") names none."""
+    return head is not None and any(c.isalpha() for c in head)
 
 
 def _kind(line: _Line, body_size: float, body_bold: bool) -> str:
@@ -531,6 +541,7 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
             and (kind == current.kind or (current.kind == "list" and kind == "text"))
             and not (kind == "list" and current.kind == "list" and _BULLET.match(line.text))
             and not (kind == "heading" and _NUMBERED_HEADING.match(line.text))
+            and not (kind != "heading" and _ends_short(previous, line) and _heading_so_far(building))
         )
         if continues:
             assert building is not None  # continues only with a current block
@@ -549,6 +560,38 @@ def _blocks(lines: list[_Line], body_size: float, body_bold: bool, hyphenated: s
         previous = line
     close()
     return blocks
+
+
+SHORT_LINE = 0.2
+"""A line that stops this share of the next line's width before the next line's end has ended its block."""
+
+
+def _ends_short(line: _Line, after: _Line) -> bool:
+    """``line`` ends its block though no full stop ends it: it stops well short of ``after``, which opens with a
+    capital. A paragraph's line runs to the margin unless the paragraph ends there, so ``line`` is a run-in heading
+    set on a line of its own in body type ("a. Over-encapsulation of clinical trial formulations" / "Blinding of
+    drug products ..."), or the last line of one ("1. Basis of Submission ... the Same as" / "its RLD")."""
+    if line.text.rstrip().endswith((".", ":", ";", "?", "!", ",")) or not after.text[:1].isupper():
+        return False
+    end, after_end = (max(f.x1 for f in x.fragments) for x in (line, after))
+    return end < after_end - SHORT_LINE * (after_end - after.x0)
+
+
+_MARKER = re.compile(r"^\(?[A-Za-z0-9]{1,3}(?:\.[A-Za-z0-9]{1,3})*[.)]\s+")
+_CLAUSE_END = re.compile(r"[,.:;?!]\s")
+
+
+def _heading_so_far(building: _Text | None) -> bool:
+    """The block's text so far reads as a heading (``set_apart``, and no clause ends inside it after its number): a
+    lead-in and the list items printed after it without full stops stay one block, and so does a sentence whose
+    line ends short ("... the Center for Drug Evaluation and" / "Research ...")."""
+    if building is None or building.length > _MAX_HEADING_CHARS:
+        return False
+    text = building.text()
+    return set_apart(text) and not _CLAUSE_END.search(_MARKER.sub("", text))
+
+
+_MAX_HEADING_CHARS = 250
 
 
 # --- pass 2 ------------------------------------------------------------------------------------------------

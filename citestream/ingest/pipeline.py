@@ -34,7 +34,7 @@ from .title import read_title
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-15"
+PIPELINE_VERSION = "ingest-16"
 """Bump when parsing, chunking or the units read from a chunk change (their vectors are stored), so unchanged files
 are re-chunked once (stored in documents.metadata, with the relevance embedder that computed the sentence vectors:
 another one re-ingests too, see ``pipeline_version``). ingest-10: a heading line glued to a sentence is cut off;
@@ -44,7 +44,9 @@ ingest-13: a line that opens in lower case is never a heading (it went on from t
 symbol font's bullets open list items, a lead-in whose items are sentences stands alone, a numbered paragraph opens a
 unit after one with no full stop, a list marker after a word is left out, and a word cut at its hyphen gets its
 acronym back from the next block; ingest-15: a one-column page drawn out of order is read top to bottom, a page's
-outermost running header or page number is dropped wherever it stands, and a lead-in a page cut goes to its items."""
+outermost running header or page number is dropped wherever it stands, and a lead-in a page cut goes to its items;
+ingest-16: a line shaped as a heading, in any case, is cut off the sentence under it, and a run-in heading's line
+that ends short ends its block."""
 PIPELINE_KEY = "_ingest_pipeline"
 ISSUER_KEY = "_issuer"
 """In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads

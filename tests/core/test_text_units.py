@@ -3,7 +3,8 @@ questions are never answer sentences; a sentence that refers to a subject said b
 
 import pytest
 
-from citestream.core.text_units import LIST_MAX_WORDS, continues, heading_end, is_label, read_units, sentence_units
+from citestream.core.text_units import (LIST_MAX_WORDS, continues, heading_end, is_label, read_units, sentence_units,
+                                       split_sentences)
 
 
 @pytest.mark.parametrize("line", [
@@ -290,3 +291,54 @@ def test_a_checklists_questions_are_its_items_and_the_item_after_one_is_not_its_
     assert read_units("Who reviews new drug submissions?") == ()
     faq = read_units("Who reviews new drug submissions? A team of CDER physicians and chemists review the data.")
     assert [u.quote[:6] for u in faq] == ["A team"]
+
+
+@pytest.mark.parametrize("passage, sentence", [
+    ("Recalibration and model maintenance\nTracking the calibration model performance is part of ongoing monitoring.",
+     "Tracking the calibration"),
+    ("A. Example 1: Linking Material Attributes and Process Parameters to Drug Substance CQAs – Chemical Entity (10.1)"
+     "\nThis example illustrates development of a design space using prior knowledge.", "This example"),
+    ("6. Information on the chemical and pharmaceutical quality\nconcerning placebo products in clinical trials\n"
+     "The quality documentation to be submitted for placebos is limited to these sections.", "The quality"),
+    ("a. Over-encapsulation of clinical trial formulations\nBlinding of drug products used in clinical trials can be "
+     "done by over-encapsulation.", "Blinding of"),
+    ("16. Complaints\n16.1 There should be a written procedure in place for the handling of complaints.", "There should"),
+    ("INTERNATIONAL COUNCIL FOR HARMONISATION\nICH HARMONISED GUIDELINE\nPRODUCT LIFECYCLE MANAGEMENT Q12 Annexes\n"
+     "Final version\nAdopted on 20 November 2019\nThis document has been developed by the Expert Working Group.",
+     "This document"),
+    ("4.5 Risk Communication Risk communication is the sharing of information about risk and risk management.",
+     "Risk communication is"),
+])
+def test_a_line_shaped_as_a_heading_in_any_case_is_cut_off_and_never_quoted_alone(passage, sentence):
+    """A line that opens as a heading does and ends no sentence is a heading whatever its case or length; a heading
+    wrapped onto a line in lower case is one heading; a title page stacks six. Alone on its line it is not quoted."""
+    quotes = [u.quote for u in read_units(passage)]
+    assert len(quotes) == 1 and quotes[0].startswith(sentence), quotes
+
+
+@pytest.mark.parametrize("passage, kept", [
+    ("2. The prospective applicant informs FDA that its questions have been answered by the written comments, or\n"
+     "3. FDA issues product-specific guidance on establishing bioequivalence.", "written comments, or"),
+    ("Timing\nANDA to be submitted within 6 to 8 months of pre-submission meeting request",
+     "ANDA to be submitted within 6 to 8 months"),
+    ("11.40 Authentic Certificates of Analysis should be issued for each batch of intermediate or API on request.",
+     "11.40 Authentic Certificates"),
+])
+def test_a_list_item_that_runs_on_or_a_cell_that_says_something_is_no_heading(passage, kept):
+    assert any(u.quote.startswith(kept) or kept in u.quote for u in read_units(passage))
+
+
+def test_a_middle_initial_ends_no_sentence_but_an_appendix_letter_does():
+    assert split_sentences("For questions contact Jeanne M. Delasko at 301-796-0900. U.S. Department of Health") == [
+        "For questions contact Jeanne M. Delasko at 301-796-0900.", "U.S. Department of Health"]
+    assert split_sentences("See Appendix A. Sponsors should comply. This is Group B. The end.") == [
+        "See Appendix A.", "Sponsors should comply.", "This is Group B.", "The end."]
+
+
+@pytest.mark.parametrize("unit", [
+    "Subpart C-Buildings and Facilities § 211.42 Design and construction features.",
+    "[43 FR 45077, Sept. 29, 1978, as amended at 60 FR 4091, Jan. 20, 1995] § 211.44 Lighting.",
+    "Subpart B Supplemental Provisions § 820.20--§ 820.30 [Reserved] § 820.35 Control of records.",
+])
+def test_a_code_sections_title_after_its_subpart_or_its_history_is_a_label(unit):
+    assert is_label(unit) and not read_units(unit)

@@ -285,3 +285,45 @@ def test_a_lead_in_ending_a_long_paragraph_goes_with_its_list_in_the_next_child(
     pieces = child_pieces_from_blocks([Block(1, opening, "text", "S"), Block(1, paragraph, "text", "S"), *items])
     assert len(pieces) > 1 and not any(p.text.rstrip().endswith(":") for p in pieces)
     assert next(p for p in pieces if lead_in in p.text).text.startswith(f"{lead_in}\n• Element 0")
+
+
+def _at(text: str, x0: float, x1: float, top: float, size: float = 12.0) -> Fragment:
+    return Fragment(1, text, x0, x1, top - size, top, size, False)
+
+
+def test_a_run_in_headings_line_that_ends_short_ends_its_block_but_a_sentences_does_not():
+    """A heading set in body type on a line of its own ("a. Over-encapsulation ...", printed as a list item) stops
+    well before the margin the paragraph under it reaches: its block ends there, so the text reader can cut it off.
+    A sentence whose line ends short ("... the Center for Drug Evaluation and" / "Research ...") and a lead-in with
+    items printed without full stops stay one block; "RLD." (a sentence's last word) opens no list item."""
+    def blocks_of(*lines: Fragment) -> list[str]:
+        return [b.text for b in extract_blocks([RawPage(1, 612, 792, "", list(lines))])]
+
+    assert blocks_of(_at("a. Over-encapsulation of clinical trial formulations", 144, 414, 700),
+                     _at("Blinding of drug products used in clinical trials can be done by", 72, 537, 686),
+                     _at("over-encapsulation of the dosage form.", 72, 300, 672)) == [
+        "a. Over-encapsulation of clinical trial formulations",
+        "Blinding of drug products used in clinical trials can be done by over-encapsulation of the dosage form."]
+    assert len(blocks_of(_at("This guidance has been prepared by the Center for Drug Evaluation and", 72, 400, 700),
+                         _at("Research at the Food and Drug Administration, as the agency requires.", 72, 537, 686),
+                         _at("It applies to every application.", 72, 250, 672))) == 1
+    assert len(blocks_of(_at("Training programs should include the following: Evaluation of needs", 72, 380, 700),
+                         _at("Provision of training to satisfy the needs identified by the evaluation", 72, 537, 686),
+                         _at("Evaluation of the effectiveness of training.", 72, 300, 672))) == 1
+    assert blocks_of(_at("The impurity profile should not pose a greater mutagenic risk than the", 72, 537, 700),
+                     _at("RLD. DMF holders should provide an assessment of mutagenic impurities.", 72, 500, 686)) == [
+        "The impurity profile should not pose a greater mutagenic risk than the RLD. DMF holders should provide an "
+        "assessment of mutagenic impurities."]
+
+
+def test_a_section_number_set_apart_by_a_tab_opens_no_table():
+    """ICH Q7 sets each chapter's number and title, and each paragraph's number, apart by a wide gap: read as table
+    cells they put "8.: " and the chapter's title inside every sentence of the page. A number alone in the first
+    cell is a number: the line is one line of text."""
+    lines = [Fragment(1, "8.", 72, 84, 688, 700, 12.0, True), Fragment(1, "PRODUCTION CONTROLS", 144, 300, 688, 700,
+                                                                    12.0, True),
+             Fragment(1, "8.15", 72, 96, 668, 680, 12.0, False),
+             Fragment(1, "Any deviation should be documented and explained.", 144, 480, 668, 680, 12.0, False)]
+    texts = [b.text for b in extract_blocks([RawPage(1, 612, 792, "", lines)])]
+    assert "8.15 Any deviation should be documented and explained." in texts
+    assert not any(": " in t or " | " in t for t in texts), texts

@@ -86,7 +86,9 @@ def test_headings_are_not_glued_to_quoted_sentences_and_lead_ins_keep_their_list
     alone, its items the units after it (an answer quotes them with it): glued to its first sentence only, 58 of 116
     before, none after; alone before items that are no sentences (a list too long to join), 21 before, 22 after.
     Since `ingest-15` (pages drawn out of order read top to bottom, a lead-in a page cut moved whole to its list) a
-    lead-in last in its chunk: 38 of 495 before, 33 of 493 after."""
+    lead-in last in its chunk: 38 of 495 before, 33 of 493 after. Since `ingest-16` (a line shaped as a heading in
+    any case is cut off, a run-in heading's short line ends its block) 283 of 11,670 units open with a layout
+    heading before, 208 of 11,521 after (most of those left are terms defined after a colon, "Risk Review: ...")."""
     glued, units, alone, lead_ins, named, apart, first_only = 0, 0, 0, 0, [], 0, []
     for pdf in PDFS:
         doc, children = parsed(pdf)
@@ -108,7 +110,7 @@ def test_headings_are_not_glued_to_quoted_sentences_and_lead_ins_keep_their_list
             lead_ins += len(ends)
             alone += sum(i + 1 == len(found) for i in ends)
     assert named == []  # the issue's two examples
-    assert glued / units < 0.04 and alone / lead_ins < 0.075, (glued, units, alone, lead_ins)
+    assert glued / units < 0.025 and alone / lead_ins < 0.075, (glued, units, alone, lead_ins)
     assert first_only == [] and apart <= 25, (first_only[:3], apart)
 
 
@@ -160,3 +162,19 @@ def test_a_checklists_questions_are_quoted_units():
     assert "Are vehicles cleaned and fit for purpose?" in pics
     assert sum(q.endswith("?") for q in pics) >= 150
     assert "What can be done to reduce or eliminate risks?" in quotes["Q9_Guideline.pdf"]
+
+
+@pytest.mark.skipif(not PDFS, reason="../shared/corpus and ../shared/training-docs are not present")
+def test_headings_set_in_body_type_and_chapter_numbers_in_cells_leave_whole_sentences():
+    """The defects judged in the 2026-12-03 samples (docs/experiments/2026-12-03-headings-in-any-case.md), read again
+    from the PDFs: a run-in heading in body type, a heading that names what the sentence restates, a wrapped title,
+    ICH Q7's chapter numbers read as a table's head cells, a sentence's last word read as a list letter."""
+    quoted = {(pdf.name.split("_")[0], u.quote) for pdf in PDFS for c in parsed(pdf)[1] for u in read_units(c.text)}
+    texts = {q for _, q in quoted}
+    for whole in ("Blinding of drug products used in clinical trials can be done by over-encapsulation of the dosage "
+                  "form.", "Risk control includes decision making to reduce and/or accept risks.",
+                  "Any deviation should be documented and explained.",
+                  "The impurity profile of a proposed generic drug should not pose a greater mutagenic risk than the "
+                  "RLD.", "For questions regarding this draft document contact Jeanne M. Delasko at 301-796-0900."):
+        assert whole in texts, whole
+    assert not [q for name, q in quoted if name == "Q7" and re.match(r"\d{1,2}\.: ", q)]
