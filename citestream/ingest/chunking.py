@@ -144,9 +144,11 @@ def _trailing_lead_in(current: list[str]) -> str:
 
 _OPEN_END = re.compile(r"[A-Za-z0-9,(-]$")  # a piece that stops inside a sentence
 _CONTINUATION = re.compile(r"^[a-z]")  # not "(": "(4) As applicable, ..." is a list item, not the rest of a sentence
-# At a page break the rest may open with a figure ("... under 21 CFR" | "314.94(a)(8) ..."), not with a list number.
+# At a page break the rest may open with a figure ("... under 21 CFR" | "314.94(a)(8) ..."), not with a list number,
+# or with a bracket around words ("... in vivo BE testing" | "(bio-batch) and supported by ..."), not a list marker.
 # Bounded repeats: an inline document is read whole, and "\d+...\S*\s+" backtracks quadratically on a run of digits.
-_PAGE_CONTINUATION = re.compile(r"^(?:[a-z]|\d{1,12}(?:\.\d{1,12})+\b|\d{1,12}(?![.)]\s)\S{0,80}\s+[a-z])")
+_PAGE_CONTINUATION = re.compile(r"^(?:[a-z]|\d{1,12}(?:\.\d{1,12})+\b|\d{1,12}(?![.)]\s)\S{0,80}\s+[a-z]"
+                                r"|\((?!(?:[a-z]{1,2}|[ivx]{1,4}|\d{1,3})\))[a-z])")
 _END = re.compile(r"[.!?;:](?=\s|$)")
 
 

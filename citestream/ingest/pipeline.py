@@ -34,7 +34,7 @@ from .title import read_title
 
 DEFAULT_MAX_PDF_BYTES = 64 * 1024 * 1024
 
-PIPELINE_VERSION = "ingest-16"
+PIPELINE_VERSION = "ingest-17"
 """Bump when parsing, chunking or the units read from a chunk change (their vectors are stored), so unchanged files
 are re-chunked once (stored in documents.metadata, with the relevance embedder that computed the sentence vectors:
 another one re-ingests too, see ``pipeline_version``). ingest-10: a heading line glued to a sentence is cut off;
@@ -46,7 +46,8 @@ unit after one with no full stop, a list marker after a word is left out, and a 
 acronym back from the next block; ingest-15: a one-column page drawn out of order is read top to bottom, a page's
 outermost running header or page number is dropped wherever it stands, and a lead-in a page cut goes to its items;
 ingest-16: a line shaped as a heading, in any case, is cut off the sentence under it, and a run-in heading's line
-that ends short ends its block."""
+that ends short ends its block; ingest-17: a sentence a page turn cut goes on when the next page opens with a bracket
+around words ("(bio-batch) and ...")."""
 PIPELINE_KEY = "_ingest_pipeline"
 ISSUER_KEY = "_issuer"
 """In documents.metadata: where the issuer came from, the words it was read from, and what the document itself reads

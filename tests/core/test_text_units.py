@@ -302,7 +302,8 @@ def test_a_checklists_questions_are_its_items_and_the_item_after_one_is_not_its_
      "The quality documentation to be submitted for placebos is limited to these sections.", "The quality"),
     ("a. Over-encapsulation of clinical trial formulations\nBlinding of drug products used in clinical trials can be "
      "done by over-encapsulation.", "Blinding of"),
-    ("16. Complaints\n16.1 There should be a written procedure in place for the handling of complaints.", "There should"),
+    ("16. Complaints\n16.1 There should be a written procedure in place for the handling of complaints.",
+     "There should"),
     ("INTERNATIONAL COUNCIL FOR HARMONISATION\nICH HARMONISED GUIDELINE\nPRODUCT LIFECYCLE MANAGEMENT Q12 Annexes\n"
      "Final version\nAdopted on 20 November 2019\nThis document has been developed by the Expert Working Group.",
      "This document"),

@@ -115,6 +115,11 @@ def test_a_child_keeps_the_end_of_a_sentence_a_block_boundary_cut_on_its_page():
     assert heading_next[0].text.endswith("reported to FDA")  # another section: not the rest of that sentence
     list_item = child_pieces_from_blocks([head, Block(1, f"(4) As applicable, the same. {rest}", "list", "S")])
     assert list_item[0].text.endswith("reported to FDA")  # an enumerated item is not the rest of the sentence
+    bracket = Block(2, f"(bio-batch) and supported by stability batches. {rest}", "text", "S")  # a page turn
+    assert child_pieces_from_blocks([head, bracket])[0].text.endswith("FDA\n(bio-batch) and supported by stability "
+                                                                     "batches.")
+    marker = Block(2, f"(iv) Other changes need an amendment. {rest}", "text", "S")
+    assert child_pieces_from_blocks([head, marker])[0].text.endswith("reported to FDA")
 
 
 def test_a_word_cut_at_its_hyphen_gets_its_acronym_back_but_no_capitalised_block():
