@@ -364,8 +364,8 @@ def _headings(lines: Iterable[str]) -> frozenset[str]:
     """The heading lines, and a heading's line joined with the next when that one goes on in lower case ("6.
     Information on the chemical and pharmaceutical quality" / "concerning placebo products in clinical trials")."""
     spaced = [" ".join(line.split()) for line in lines]
-    found = {h for h in spaced if 0 < h.count(" ") < MAX_HEADING_WORDS and (is_label(h) or _numbered(h))}
-    found |= {h for h in spaced if set_apart(h)}
+    found = {h for h in spaced
+             if set_apart(h) or (0 < h.count(" ") < MAX_HEADING_WORDS and (is_label(h) or _numbered(h)))}
     found |= {joined for h, after in pairwise(spaced)
               if h in found and after[:1].islower() and set_apart(joined := f"{h} {after}")}
     return frozenset(found)

@@ -35,10 +35,10 @@ _SHAPES = "○■□➢►"  # bullets a layout draws beyond the shared set
 _BULLET_SIGNS = BULLET_SIGNS + _SHAPES + "·\uf0b7\uf0a7"  # ... and the symbol fonts' (a bold one is no heading)
 _BULLET = re.compile(r"^(?:[\-–*" + BULLET_SIGNS + _SHAPES + r"]|\(?(?:\d{1,3}|[a-z]|[ivxlc]{2,4})[.)])\s+", re.I)
 """An item's bullet, number, letter or roman numeral; "RLD. DMF holders ..." (a sentence's last word) opens none."""
-_NUMBERED_HEADING = re.compile(r"^(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+\S")
-_TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
 _SECTION_NO = re.compile(r"(?:[IVX]{1,5}|[A-Z]|\d{1,2}(?:\.\d{1,2}){0,4})\.?")
 """A section's or a paragraph's number alone: set apart from its heading or paragraph by a tab, it opens no table."""
+_NUMBERED_HEADING = re.compile(rf"^{_SECTION_NO.pattern}\s+\S")
+_TOC_LEADER = re.compile(r"\.{4,}|(?:\. ){4,}|…{2,}|_{4,}")
 _HYPHENATED = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+")
 
 
