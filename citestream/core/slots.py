@@ -72,7 +72,7 @@ _YES_NO = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|may|might|mu
 
 _HOLDS: dict[str, re.Pattern[str]] = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in (
     ("duration", rf"{_NUMBER}[- ]{_TIME_UNIT}\b|{_NUMBER}\s+(?:or (?:fewer|more|less)\s+)?(?:consecutive\s+)?"
-                 rf"{_TIME_UNIT}\b|\b(?:immediately|promptly|annually|same day)\b"),
+                 rf"{_TIME_UNIT}\b|\b(?:immediately|promptly|annually|same day|until|(?:as|so) long as)\b"),
     ("frequency", rf"\b(?:annually|yearly|monthly|weekly|daily|quarterly|periodic(?:ally)?|regularly|continually"
                   rf"|continuously|every|each|once|twice|at least|frequency|frequent(?:ly)?)\b|{_NUMBER} times\b"
                   rf"|\bper {_TIME_UNIT}\b"),
@@ -106,9 +106,10 @@ def asked_slot(question: str) -> str:
     text = sentences[-1] if sentences else ""
     if _ASKS_WHAT_DECIDES.search(text):
         return "open"
-    for kind, pattern in _VALUE_ASKS:
-        if pattern.search(text):
-            return kind
+    found = [(m.start(), order, kind) for order, (kind, pattern) in enumerate(_VALUE_ASKS)
+             if (m := pattern.search(text))]
+    if found:  # the wh-phrase that comes first asks; one inside a clause after it ("if unsure how much") does not
+        return min(found)[2]
     if _YES_NO.match(text):
         return "yes_no"
     return next((kind for kind, pattern in _OTHER_ASKS if pattern.search(text)), "open")

@@ -28,6 +28,8 @@ from citestream.models.common import AskedSlot
     ("How does the guideline define a hazard?", "definition"),
     ("Why is the study design randomized?", "open"),
     ("What decides how many units are sampled?", "open"),  # asks what decides, not a count
+    ("Who do I ask if I am unsure how much sample the lab needs?", "actor"),  # the first wh-phrase asks
+    ("How many days after the audit is the report sent?", "duration"),  # same place: the more specific kind
 ])
 def test_the_asked_slot_is_read_from_the_question_grammar(question, kind):
     assert asked_slot(question) == kind
@@ -41,6 +43,8 @@ def test_every_kind_is_a_value_of_the_record_model():
     ("duration", "The report is sent within 30 calendar days of the inspection.", True),
     ("duration", "The report is sent once the inspection is closed.", False),
     ("duration", "Use is limited to 14 or fewer consecutive days per episode.", True),
+    ("duration", "The waiver stays in effect only so long as the shortage lasts.", True),  # a span bounded by a condition
+    ("duration", "Records are kept until the batch expires.", True),
     ("count", "Studies use both a rodent and a nonrodent species over 1-month dosing.", False),  # days, not things
     ("count", "Approval of two new drug products followed.", True),
     ("quantity", "The criteria might need to be narrowed.62", False),  # a footnote mark is no value
