@@ -43,7 +43,7 @@ def test_every_kind_is_a_value_of_the_record_model():
     ("duration", "The report is sent within 30 calendar days of the inspection.", True),
     ("duration", "The report is sent once the inspection is closed.", False),
     ("duration", "Use is limited to 14 or fewer consecutive days per episode.", True),
-    ("duration", "The waiver stays in effect only so long as the shortage lasts.", True),  # a span bounded by a condition
+    ("duration", "The waiver stays in effect only so long as the shortage lasts.", True),  # bounded by a condition
     ("duration", "Records are kept until the batch expires.", True),
     ("count", "Studies use both a rodent and a nonrodent species over 1-month dosing.", False),  # days, not things
     ("count", "Approval of two new drug products followed.", True),
